@@ -1,0 +1,84 @@
+import fastifyCors from '@fastify/cors';
+import fastifyRateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { AppError } from './errors.js';
+import { httpProbe, type Probe } from './health/probes.js';
+import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { registerOpenApi } from './http/openapi.js';
+import { agentCatalogueRoutes } from './http/routes/agents.js';
+import { healthRoutes } from './http/routes/health.js';
+import type { Settings } from './settings.js';
+import { VERSION } from './version.js';
+
+export interface AppDeps {
+  settings: Settings;
+  /** Fastify's logger option; defaults to pino at settings.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  /** Checks for GET /health. The database probe comes with the store. */
+  probes?: { database?: Probe; dependencies?: Record<string, Probe>; facts?: () => Record<string, string> };
+}
+
+/** Headers that carry credentials: pino replaces them wherever a request is logged. */
+const REDACT = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'];
+
+function defaultDependencies(settings: Settings): Record<string, Probe> {
+  const modelUrl = settings.llmProvider === 'ollama' ? `${settings.llmBaseUrl}/api/tags` : `${settings.llmBaseUrl}/models`;
+  const modelHeaders: Record<string, string> = settings.llmApiKey ? { authorization: `Bearer ${settings.llmApiKey}` } : {};
+  return {
+    model_runtime: httpProbe(modelUrl, 2000, modelHeaders),
+    search_engine: httpProbe(`${settings.searchEngineUrl}/healthz`),
+  };
+}
+
+async function registerRateLimit(scope: FastifyInstance, perMinute: number): Promise<void> {
+  if (perMinute === 0) return;
+  await scope.register(fastifyRateLimit, {
+    max: perMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => request.caller.limitKey,
+    errorResponseBuilder: (_request, context) =>
+      new AppError(429, `Rate limit exceeded: ${context.max} requests per minute. Retry in ${context.after}.`),
+  });
+}
+
+/** The whole HTTP application, not listening: tests inject requests, main.ts listens. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { settings } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: settings.logLevel, redact: REDACT },
+    bodyLimit: settings.maxBodyBytes,
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+  declareCaller(app);
+
+  if (settings.corsOrigins.length > 0) {
+    await app.register(fastifyCors, {
+      origin: settings.corsOrigins.includes('*') ? true : settings.corsOrigins,
+      credentials: settings.corsAllowCredentials,
+      methods: settings.corsAllowMethods,
+      allowedHeaders: settings.corsAllowHeaders,
+    });
+  }
+  await registerOpenApi(app, VERSION);
+
+  await app.register(healthRoutes, {
+    version: VERSION,
+    database: deps.probes?.database ?? (async () => 'ok'),
+    dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
+    ...(deps.probes?.facts ? { facts: deps.probes.facts } : {}),
+  });
+
+  const auth = new Authenticator(settings.apiKeys);
+  await app.register(async (scope) => {
+    requireCaller(scope, auth);
+    await registerRateLimit(scope, settings.rateLimitPerMinute);
+    await scope.register(agentCatalogueRoutes);
+  });
+  return app;
+}

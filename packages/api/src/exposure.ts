@@ -1,0 +1,19 @@
+import { isIP } from 'node:net';
+import { SettingsError, type Settings } from './settings.js';
+
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  return bare.startsWith('::ffff:127.');
+}
+
+/** Local mode has no authentication at all, so it may only ever be reachable from this machine. */
+export function assertSafeExposure(settings: Pick<Settings, 'host' | 'apiKeys'>): void {
+  if (settings.apiKeys.length === 0 && !isLoopback(settings.host)) {
+    throw new SettingsError(
+      'HOST',
+      `refusing to listen on ${settings.host} without API_KEYS: set API_KEYS or bind to a loopback address`,
+    );
+  }
+}

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { HealthResponse, RootResponse } from '@mada/protocol';
+import type { Probe } from '../../health/probes.js';
+
+export interface HealthOptions {
+  version: string;
+  /** The database must answer; without it the service is unhealthy (503). */
+  database: Probe;
+  /** Optional dependencies: their failure only degrades the service. */
+  dependencies: Record<string, Probe>;
+  /** Facts that are not checks (whether bash runs confined, say). */
+  facts?: () => Record<string, string>;
+}
+
+export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, options) => {
+  app.get(
+    '/',
+    { schema: { tags: ['health'], summary: 'Service name and version', response: { 200: RootResponse } } },
+    async () => ({ name: 'mada-api', version: options.version, status: 'ok' as const, docs: '/docs' }),
+  );
+
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Dependency checks',
+        description:
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer.',
+        response: { 200: HealthResponse, 503: HealthResponse },
+      },
+    },
+    async (_request, reply) => {
+      const names = Object.keys(options.dependencies);
+      const [database, ...results] = await Promise.all([options.database(), ...names.map((n) => options.dependencies[n]!())]);
+      const checks: Record<string, string> = { database: database ?? 'error' };
+      names.forEach((name, i) => (checks[name] = results[i] ?? 'error'));
+      Object.assign(checks, options.facts?.() ?? {});
+      const healthy = results.every((r) => r === 'ok');
+      if (database !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks });
+      return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks } as const;
+    },
+  );
+};

@@ -1,0 +1,55 @@
+import { config as loadDotenv } from 'dotenv';
+import { buildApp } from './app.js';
+import { assertSafeExposure } from './exposure.js';
+import { loadSettings, SettingsError, type Settings } from './settings.js';
+
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+function readSettings(): Settings {
+  loadDotenv({ quiet: true });
+  try {
+    const settings = loadSettings();
+    assertSafeExposure(settings);
+    return settings;
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      process.stderr.write(`mada-api: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const app = await buildApp({ settings });
+  if (settings.allowedPathsDefaulted) {
+    app.log.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');
+  }
+  if (settings.apiKeys.length === 0) app.log.info('no API_KEYS: local mode, requests act as user "local"');
+
+  let closing = false;
+  for (const signal of SIGNALS) {
+    process.on(signal, () => {
+      if (closing) {
+        app.log.warn(`${signal} again: exiting without waiting`);
+        process.exit(1);
+      }
+      closing = true;
+      app.log.info(`${signal}: finishing in-flight requests`);
+      app.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+  await app.listen({ host: settings.host, port: settings.port });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`mada-api: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

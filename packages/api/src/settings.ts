@@ -1,0 +1,229 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+
+/** A setting that failed to parse; its message is the single line start-up prints. */
+export class SettingsError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`Invalid setting ${variable}: ${reason}`);
+    this.name = 'SettingsError';
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+type Parser<T> = (raw: string, name: string) => T;
+
+const fail = (name: string, reason: string): never => {
+  throw new SettingsError(name, reason);
+};
+
+const text: Parser<string> = (raw) => raw;
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
+  return (raw, name) => {
+    const value = Number(raw.trim());
+    if (raw.trim() === '' || !Number.isInteger(value)) fail(name, `expected an integer, got "${raw}"`);
+    if (value < min || value > max) fail(name, `expected an integer between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+}
+
+function decimal(min: number, max = Number.MAX_VALUE, exclusiveMin = false): Parser<number> {
+  return (raw, name) => {
+    const value = Number(raw.trim());
+    if (raw.trim() === '' || !Number.isFinite(value)) fail(name, `expected a number, got "${raw}"`);
+    if (value < min || (exclusiveMin && value === min) || value > max) {
+      fail(name, `expected a number ${exclusiveMin ? 'above' : 'of at least'} ${min}${max < Number.MAX_VALUE ? ` and at most ${max}` : ''}, got ${value}`);
+    }
+    return value;
+  };
+}
+
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+const boolean: Parser<boolean> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (TRUE.has(value)) return true;
+  if (FALSE.has(value)) return false;
+  return fail(name, `expected true or false, got "${raw}"`);
+};
+
+/** A JSON array of strings, or comma-separated values; the empty string is the empty list. */
+export const list: Parser<string[]> = (raw, name) => {
+  const trimmed = raw.trim();
+  if (trimmed === '') return [];
+  if (trimmed.startsWith('[')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      return fail(name, 'expected a JSON array of strings or comma-separated values');
+    }
+    if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) {
+      return fail(name, 'expected a JSON array of strings');
+    }
+    return parsed.map((item) => item.trim()).filter((item) => item !== '');
+  }
+  return trimmed
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+};
+
+function oneOf<const T extends string>(values: readonly T[]): Parser<T> {
+  return (raw, name) => {
+    const value = raw.trim().toLowerCase();
+    return (values as readonly string[]).includes(value)
+      ? (value as T)
+      : fail(name, `expected one of ${values.join(', ')}, got "${raw}"`);
+  };
+}
+
+const httpUrl: Parser<string> = (raw, name) => {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return fail(name, `expected an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, `expected an http(s) URL, got "${raw}"`);
+  return raw.trim().replace(/\/+$/, '');
+};
+
+export interface ApiKey {
+  userId: string;
+  key: string;
+}
+
+const apiKeys: Parser<ApiKey[]> = (raw, name) => {
+  const keys = list(raw, name).map((pair) => {
+    const colon = pair.indexOf(':');
+    const userId = colon > 0 ? pair.slice(0, colon).trim() : '';
+    const key = colon > 0 ? pair.slice(colon + 1).trim() : '';
+    // The key itself must never reach a log line, so the message names only the position.
+    if (userId === '' || key === '') fail(name, 'expected comma-separated user_id:key pairs');
+    if (userId.length > 255) fail(name, `user id longer than 255 characters: "${userId.slice(0, 20)}..."`);
+    return { userId, key };
+  });
+  if (new Set(keys.map((k) => k.key)).size !== keys.length) fail(name, 'the same key is given twice');
+  return keys;
+};
+
+export type DatabaseConfig = { dialect: 'sqlite'; path: string; url: string } | { dialect: 'postgres'; url: string };
+
+/** SQLAlchemy-style URLs too: users of the original service have them in their environment. */
+export function parseDatabaseUrl(raw: string, name = 'DATABASE_URL'): DatabaseConfig {
+  const value = raw.trim();
+  const sqlite = /^sqlite(?:\+aiosqlite)?:\/\/\/(.*)$/.exec(value);
+  if (sqlite) {
+    const path = sqlite[1] ?? '';
+    if (path === '') return fail(name, 'a sqlite URL needs a file path after the third slash');
+    return { dialect: 'sqlite', path: path === ':memory:' ? path : resolve(path), url: value };
+  }
+  const pg = /^(?:postgresql|postgres|postgresql\+asyncpg):\/\/(.*)$/.exec(value);
+  if (pg) return { dialect: 'postgres', url: `postgresql://${pg[1] ?? ''}` };
+  return fail(name, 'expected sqlite:///<path> or postgresql://... (also sqlite+aiosqlite, postgresql+asyncpg, postgres)');
+}
+
+interface Spec<T> {
+  env: string;
+  parse: Parser<T>;
+  default: T;
+  /** Lists whose empty value means "use the default" (SPEC.md: empty CORS values are unset). */
+  emptyIsUnset?: boolean;
+}
+
+const spec = <T>(env: string, parse: Parser<T>, fallback: T, emptyIsUnset = false): Spec<T> => ({
+  env,
+  parse,
+  default: fallback,
+  emptyIsUnset,
+});
+
+const SPECS = {
+  host: spec('HOST', text, '127.0.0.1'),
+  port: spec('PORT', integer(0, 65535), 8095),
+  dataDir: spec('DATA_DIR', text, './data'),
+  logLevel: spec('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  debug: spec('DEBUG', boolean, false),
+  databaseUrl: spec('DATABASE_URL', text, ''),
+  allowedPaths: spec('ALLOWED_PATHS', list, [] as string[]),
+  sessionTtlHours: spec('SESSION_TTL_HOURS', decimal(0), 24),
+  maxContextTokens: spec('MAX_CONTEXT_TOKENS', integer(1), 128_000),
+  summarizationThreshold: spec('SUMMARIZATION_THRESHOLD', decimal(0, 1, true), 0.8),
+  summarizationTargetTokens: spec('SUMMARIZATION_TARGET_TOKENS', integer(1), 500),
+  keepRecentMessages: spec('KEEP_RECENT_MESSAGES', integer(0), 6),
+  retryMaxAttempts: spec('RETRY_MAX_ATTEMPTS', integer(1, 100), 3),
+  retryBaseDelay: spec('RETRY_BASE_DELAY', decimal(0), 1.0),
+  retryMaxDelay: spec('RETRY_MAX_DELAY', decimal(0), 30.0),
+  toolTimeoutSeconds: spec('TOOL_TIMEOUT_SECONDS', decimal(0, 86_400, true), 120),
+  sandboxEnabled: spec('SANDBOX_ENABLED', boolean, true),
+  sandboxNetwork: spec('SANDBOX_NETWORK', boolean, true),
+  searchEngineUrl: spec('SEARCH_ENGINE_URL', httpUrl, 'http://localhost:8080'),
+  searchEngineTimeout: spec('SEARCH_ENGINE_TIMEOUT', decimal(0, 3600, true), 10),
+  corsOrigins: spec('CORS_ORIGINS', list, [] as string[], true),
+  corsAllowCredentials: spec('CORS_ALLOW_CREDENTIALS', boolean, false, true),
+  corsAllowMethods: spec('CORS_ALLOW_METHODS', list, ['GET', 'POST', 'DELETE', 'OPTIONS'], true),
+  corsAllowHeaders: spec('CORS_ALLOW_HEADERS', list, ['Content-Type', 'X-API-Key'], true),
+  llmProvider: spec('LLM_PROVIDER', oneOf(['ollama', 'openai']), 'ollama'),
+  llmBaseUrl: spec('LLM_BASE_URL', httpUrl, 'http://localhost:11434'),
+  llmModel: spec('LLM_MODEL', text, 'qwen2.5-coder:7b'),
+  llmApiKey: spec('LLM_API_KEY', text, ''),
+  llmTemperature: spec('LLM_TEMPERATURE', decimal(0, 2), 0.3),
+  llmNumCtx: spec('LLM_NUM_CTX', integer(512), 32_768),
+  llmTimeoutSeconds: spec('LLM_TIMEOUT_SECONDS', decimal(0, 86_400, true), 300),
+  agentMaxSteps: spec('AGENT_MAX_STEPS', integer(1, 1000), 40),
+  apiKeys: spec('API_KEYS', apiKeys, [] as ApiKey[]),
+  maxWriteBytes: spec('MAX_WRITE_BYTES', integer(1), 10_485_760),
+  rateLimitPerMinute: spec('RATE_LIMIT_PER_MINUTE', integer(0), 120),
+  maxBodyBytes: spec('MAX_BODY_BYTES', integer(1024), 2_097_152),
+} satisfies Record<string, Spec<unknown>>;
+
+type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };
+
+export type Settings = Omit<Raw, 'databaseUrl' | 'allowedPaths' | 'dataDir'> & {
+  dataDir: string;
+  database: DatabaseConfig;
+  /** Absolute, symlink-free roots the tools may touch. Never empty. */
+  allowedPaths: string[];
+  /** True when ALLOWED_PATHS was empty and the start directory was used instead. */
+  allowedPathsDefaulted: boolean;
+};
+
+function readRaw(env: Env): Raw {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SPECS) as [string, Spec<unknown>][]) {
+    const raw = env[s.env];
+    const unset = raw === undefined || (s.emptyIsUnset === true && raw.trim() === '');
+    out[key] = unset ? s.default : s.parse(raw, s.env);
+  }
+  return out as Raw;
+}
+
+function resolveAllowedPaths(paths: string[], cwd: string): string[] {
+  return paths.map((p) => {
+    const absolute = isAbsolute(p) ? p : resolve(cwd, p);
+    try {
+      return realpathSync(absolute);
+    } catch {
+      return fail('ALLOWED_PATHS', `path does not exist: ${absolute}`);
+    }
+  });
+}
+
+/** Reads and validates every setting; throws SettingsError naming the first bad variable. */
+export function loadSettings(env: Env = process.env, cwd = process.cwd()): Settings {
+  const raw = readRaw(env);
+  const dataDir = resolve(cwd, raw.dataDir);
+  const database =
+    raw.databaseUrl.trim() === ''
+      ? { dialect: 'sqlite' as const, path: resolve(dataDir, 'mada.db'), url: `sqlite:///${resolve(dataDir, 'mada.db')}` }
+      : parseDatabaseUrl(raw.databaseUrl);
+  if (raw.retryMaxDelay < raw.retryBaseDelay) fail('RETRY_MAX_DELAY', `must be at least RETRY_BASE_DELAY (${raw.retryBaseDelay})`);
+  const allowedPathsDefaulted = raw.allowedPaths.length === 0;
+  const allowedPaths = resolveAllowedPaths(allowedPathsDefaulted ? [cwd] : raw.allowedPaths, cwd);
+  const { databaseUrl: _url, allowedPaths: _paths, dataDir: _dir, ...rest } = raw;
+  return { ...rest, dataDir, database, allowedPaths, allowedPathsDefaulted };
+}

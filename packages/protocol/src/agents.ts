@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+export const AGENT_TYPES = ['explore', 'plan', 'task'] as const;
+export const AgentType = z.enum(AGENT_TYPES);
+export type AgentType = z.infer<typeof AgentType>;
+
+export const PERMISSION_MODES = ['default', 'plan', 'auto_accept'] as const;
+export const PermissionMode = z.enum(PERMISSION_MODES).meta({ id: 'PermissionMode' });
+export type PermissionMode = z.infer<typeof PermissionMode>;
+
+export const AgentRunRequest = z
+  .object({
+    // A string, not the enum: an unknown agent is a 400 with a named detail, not a 422.
+    agent_type: z.string().min(1).max(50),
+    prompt: z.string().min(1),
+    working_dir: z.string().max(1024).default('.'),
+    mode: PermissionMode.default('default'),
+  })
+  .meta({ id: 'AgentRunRequest' });
+export type AgentRunRequest = z.infer<typeof AgentRunRequest>;
+
+export const AgentRunResponse = z
+  .object({
+    response: z.string(),
+    agent_type: z.string(),
+    mode: z.string(),
+    success: z.boolean(),
+    error: z.string().optional(),
+  })
+  .meta({ id: 'AgentRunResponse' });
+export type AgentRunResponse = z.infer<typeof AgentRunResponse>;
+
+export const AgentInfo = z
+  .object({ name: z.string(), description: z.string().min(1) })
+  .meta({ id: 'AgentInfo' });
+export type AgentInfo = z.infer<typeof AgentInfo>;
+
+export const AgentListResponse = z.object({ agents: z.array(AgentInfo) }).meta({ id: 'AgentListResponse' });
+export type AgentListResponse = z.infer<typeof AgentListResponse>;
+
+export const AgentTypeParams = z.object({ agent_type: z.string() });

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+/** Body of every non-validation error: `{"detail": "..."}`. */
+export const ErrorResponse = z.object({ detail: z.string() }).meta({ id: 'ErrorResponse' });
+export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+/** FastAPI's validation error shape, kept so clients of the original service keep working. */
+export const ValidationIssue = z.object({
+  loc: z.array(z.union([z.string(), z.number()])),
+  msg: z.string(),
+  type: z.string(),
+});
+export const ValidationErrorResponse = z
+  .object({ detail: z.array(ValidationIssue) })
+  .meta({ id: 'ValidationErrorResponse' });
+export type ValidationErrorResponse = z.infer<typeof ValidationErrorResponse>;
+
+export const RootResponse = z
+  .object({ name: z.string(), version: z.string(), status: z.literal('ok'), docs: z.string() })
+  .meta({ id: 'RootResponse' });
+export type RootResponse = z.infer<typeof RootResponse>;
+
+export const CheckStatus = z.enum(['ok', 'unreachable', 'error', 'active', 'inactive', 'disabled']);
+
+export const HealthResponse = z
+  .object({
+    status: z.enum(['healthy', 'degraded', 'unhealthy']),
+    version: z.string(),
+    checks: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'HealthResponse' });
+export type HealthResponse = z.infer<typeof HealthResponse>;

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'summary'] as const;
+export const MessageRole = z.enum(MESSAGE_ROLES);
+export type MessageRole = z.infer<typeof MessageRole>;
+
+const Timestamp = z.string().meta({ description: 'UTC ISO 8601 with milliseconds and Z' });
+
+export const MessageResponse = z
+  .object({
+    id: z.uuid(),
+    role: z.string(),
+    content: z.string(),
+    token_count: z.number().int(),
+    is_summary: z.boolean(),
+    created_at: Timestamp,
+  })
+  .meta({ id: 'MessageResponse' });
+export type MessageResponse = z.infer<typeof MessageResponse>;
+
+export const ConversationResponse = z
+  .object({
+    id: z.uuid(),
+    agent_type: z.string(),
+    title: z.string().nullable(),
+    working_dir: z.string(),
+    total_tokens: z.number().int(),
+    created_at: Timestamp,
+    updated_at: Timestamp.nullable(),
+  })
+  .meta({ id: 'ConversationResponse' });
+export type ConversationResponse = z.infer<typeof ConversationResponse>;
+
+export const ConversationDetailResponse = ConversationResponse.extend({
+  messages: z.array(MessageResponse),
+}).meta({ id: 'ConversationDetailResponse' });
+export type ConversationDetailResponse = z.infer<typeof ConversationDetailResponse>;
+
+export const ConversationListResponse = z
+  .object({ conversations: z.array(ConversationResponse), total: z.number().int() })
+  .meta({ id: 'ConversationListResponse' });
+export type ConversationListResponse = z.infer<typeof ConversationListResponse>;
+
+export const CreateConversationRequest = z
+  .object({
+    agent_type: z.string().min(1).max(50).default('explore'),
+    working_dir: z.string().min(1).max(1024).default('.'),
+    title: z.string().max(255).nullable().default(null),
+  })
+  .meta({ id: 'CreateConversationRequest' });
+export type CreateConversationRequest = z.infer<typeof CreateConversationRequest>;
+
+export const ListConversationsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export type ListConversationsQuery = z.infer<typeof ListConversationsQuery>;
+
+export const ConversationParams = z.object({ conversation_id: z.string() });
+
+export const AddMessageRequest = z.object({ content: z.string().min(1) }).meta({ id: 'AddMessageRequest' });
+export type AddMessageRequest = z.infer<typeof AddMessageRequest>;
+
+export const AddMessageResponse = z
+  .object({
+    user_message: MessageResponse,
+    assistant_message: MessageResponse,
+    total_tokens: z.number().int(),
+    summarized: z.boolean().default(false),
+  })
+  .meta({ id: 'AddMessageResponse' });
+export type AddMessageResponse = z.infer<typeof AddMessageResponse>;
+
+export const SaveMessagesRequest = z
+  .object({ user_content: z.string().min(1), assistant_content: z.string() })
+  .meta({ id: 'SaveMessagesRequest' });
+export type SaveMessagesRequest = z.infer<typeof SaveMessagesRequest>;
+
+export const SaveMessagesResponse = z
+  .object({ user_message: MessageResponse, assistant_message: MessageResponse, total_tokens: z.number().int() })
+  .meta({ id: 'SaveMessagesResponse' });
+export type SaveMessagesResponse = z.infer<typeof SaveMessagesResponse>;
