@@ -1,27 +1,36 @@
 import fastifyCors from '@fastify/cors';
 import fastifyRateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
+import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { agentCatalogueRoutes } from './http/routes/agents.js';
+import { conversationRoutes } from './http/routes/conversations.js';
+import type { ConversationService } from './conversations/service.js';
 import { healthRoutes } from './http/routes/health.js';
 import type { Settings } from './settings.js';
 import { VERSION } from './version.js';
 
 export interface AppDeps {
   settings: Settings;
-  /** Fastify's logger option; defaults to pino at settings.logLevel. */
-  logger?: FastifyServerOptions['logger'];
-  /** Checks for GET /health. The database probe comes with the store. */
-  probes?: { database?: Probe; dependencies?: Record<string, Probe>; facts?: () => Record<string, string> };
+  conversations: ConversationService;
+  /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
+  logger?: FastifyBaseLogger;
+  /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
+  probes?: { dependencies?: Record<string, Probe>; facts?: () => Record<string, string> };
 }
 
 /** Headers that carry credentials: pino replaces them wherever a request is logged. */
 const REDACT = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'];
+
+export function createLogger(settings: Pick<Settings, 'logLevel'>): FastifyBaseLogger {
+  return pino({ level: settings.logLevel, redact: REDACT });
+}
 
 function defaultDependencies(settings: Settings): Record<string, Probe> {
   const modelUrl = settings.llmProvider === 'ollama' ? `${settings.llmBaseUrl}/api/tags` : `${settings.llmBaseUrl}/models`;
@@ -29,6 +38,17 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
   return {
     model_runtime: httpProbe(modelUrl, 2000, modelHeaders),
     search_engine: httpProbe(`${settings.searchEngineUrl}/healthz`),
+  };
+}
+
+function databaseProbe(conversations: ConversationService): Probe {
+  return async () => {
+    try {
+      await conversations.repository.ping();
+      return 'ok';
+    } catch {
+      return 'unreachable';
+    }
   };
 }
 
@@ -47,14 +67,14 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
   const app = Fastify({
-    logger: deps.logger ?? { level: settings.logLevel, redact: REDACT },
+    loggerInstance: deps.logger ?? createLogger(settings),
     bodyLimit: settings.maxBodyBytes,
-    forceCloseConnections: false,
     return503OnClosing: true,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
+  closeConnectionsWhenDraining(app);
   declareCaller(app);
 
   if (settings.corsOrigins.length > 0) {
@@ -69,7 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, {
     version: VERSION,
-    database: deps.probes?.database ?? (async () => 'ok'),
+    database: databaseProbe(deps.conversations),
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
     ...(deps.probes?.facts ? { facts: deps.probes.facts } : {}),
   });
@@ -79,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requireCaller(scope, auth);
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
+    await scope.register(conversationRoutes, { conversations: deps.conversations });
   });
   return app;
 }

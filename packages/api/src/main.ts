@@ -1,6 +1,7 @@
 import { config as loadDotenv } from 'dotenv';
-import { buildApp } from './app.js';
+import { buildApp, createLogger } from './app.js';
 import { assertSafeExposure } from './exposure.js';
+import { openServices } from './services.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -22,25 +23,28 @@ function readSettings(): Settings {
 
 async function main(): Promise<void> {
   const settings = readSettings();
-  const app = await buildApp({ settings });
+  const logger = createLogger(settings);
+  const services = await openServices(settings, logger);
+  const app = await buildApp({ settings, conversations: services.conversations, logger });
+  app.addHook('onClose', () => services.close());
   if (settings.allowedPathsDefaulted) {
-    app.log.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');
+    logger.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');
   }
-  if (settings.apiKeys.length === 0) app.log.info('no API_KEYS: local mode, requests act as user "local"');
+  if (settings.apiKeys.length === 0) logger.info('no API_KEYS: local mode, requests act as user "local"');
 
   let closing = false;
   for (const signal of SIGNALS) {
     process.on(signal, () => {
       if (closing) {
-        app.log.warn(`${signal} again: exiting without waiting`);
+        logger.warn(`${signal} again: exiting without waiting`);
         process.exit(1);
       }
       closing = true;
-      app.log.info(`${signal}: finishing in-flight requests`);
+      logger.info(`${signal}: finishing in-flight requests`);
       app.close().then(
         () => process.exit(0),
         (error: unknown) => {
-          app.log.error({ err: error }, 'shutdown failed');
+          logger.error({ err: error }, 'shutdown failed');
           process.exit(1);
         },
       );

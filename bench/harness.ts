@@ -1,0 +1,35 @@
+/**
+ * Benchmarks report a ratio against a baseline measured in the same run, so the figure means the
+ * same on a fast laptop and a loaded CI machine. Each `*.bench.ts` default-exports a function that
+ * returns its results; `run.ts` prints them.
+ */
+export interface BenchResult {
+  name: string;
+  baseline: string;
+  baselineMs: number;
+  subjectMs: number;
+  /** subjectMs / baselineMs, or an absolute figure where `unit` says so. */
+  ratio: number;
+  /** The issue's target for the ratio (lower is better), if it has one. */
+  target?: number;
+  note?: string;
+}
+
+export type Bench = () => Promise<BenchResult[]>;
+
+/** Median wall time of `runs` calls of `fn` after `warmup` unmeasured calls, in milliseconds. */
+export async function medianMs(fn: () => Promise<unknown> | unknown, runs = 15, warmup = 3): Promise<number> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] ?? Number.NaN;
+}
+
+export function result(name: string, baseline: string, baselineMs: number, subjectMs: number, target?: number, note?: string): BenchResult {
+  return { name, baseline, baselineMs, subjectMs, ratio: subjectMs / baselineMs, ...(target === undefined ? {} : { target }), ...(note ? { note } : {}) };
+}

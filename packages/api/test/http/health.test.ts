@@ -1,0 +1,87 @@
+import { validate } from '@readme/openapi-parser';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { VERSION } from '../../src/version.js';
+import { createTestApp } from '../support/app.js';
+
+describe('GET /', () => {
+  it('names the service and its version', async () => {
+    const t = await createTestApp();
+    expect((await t.app.inject({ url: '/' })).json()).toEqual({ name: 'mada-api', version: VERSION, status: 'ok', docs: '/docs' });
+    await t.close();
+  });
+});
+
+describe('GET /health', () => {
+  it('is healthy when every check passes', async () => {
+    const t = await createTestApp();
+    const response = await t.app.inject({ url: '/health' });
+    expect(response.json()).toEqual({
+      status: 'healthy',
+      version: VERSION,
+      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok' },
+    });
+    await t.close();
+  });
+
+  it('is degraded when the model runtime and search engine cannot be reached', async () => {
+    const t = await createTestApp({ env: { LLM_BASE_URL: 'http://127.0.0.1:9', SEARCH_ENGINE_URL: 'http://127.0.0.1:9' } });
+    const app = await buildApp({ settings: t.settings, conversations: t.conversations, logger: pino({ level: 'silent' }) });
+    const response = await app.inject({ url: '/health' });
+    expect([response.statusCode, response.json()]).toEqual([
+      200,
+      { status: 'degraded', version: VERSION, checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable' } },
+    ]);
+    await app.close();
+    await t.close();
+  });
+
+  it('is unhealthy with 503 when the database does not answer', async () => {
+    const t = await createTestApp();
+    await t.database.repository.close();
+    const response = await t.app.inject({ url: '/health' });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toMatchObject({ status: 'unhealthy', checks: { database: 'unreachable' } });
+    await t.app.close();
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 and lists every route with its schemas', async () => {
+    const t = await createTestApp();
+    const document = (await t.app.inject({ url: '/openapi.json' })).json();
+    expect(document.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(document));
+    expect(result).toMatchObject({ valid: true });
+    const routes = Object.entries(document.paths as Record<string, object>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(routes.sort()).toEqual(
+      expect.arrayContaining([
+        'GET /',
+        'GET /health',
+        'GET /agents/',
+        'GET /agents/{agent_type}',
+        'POST /conversations/',
+        'GET /conversations/',
+        'GET /conversations/{conversation_id}',
+        'DELETE /conversations/{conversation_id}',
+        'POST /conversations/{conversation_id}/save',
+      ]),
+    );
+    const create = document.paths['/conversations/'].post;
+    expect(create.requestBody.content['application/json'].schema).toBeDefined();
+    expect(create.responses['201'].content['application/json'].schema).toBeDefined();
+    await t.close();
+  });
+
+  it('is browsable at /docs', async () => {
+    const t = await createTestApp();
+    const page = await t.app.inject({ url: '/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.body).toContain('swagger-ui');
+    await t.close();
+  });
+});

@@ -1,0 +1,73 @@
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runServiceToExit, startService, type ServiceProcess } from './support/service-process.js';
+
+const workdir = () => realpathSync(mkdtempSync(join(tmpdir(), 'mada-main-')));
+let running: ServiceProcess | undefined;
+let slowServer: Server | undefined;
+afterEach(() => {
+  running?.child.kill('SIGKILL');
+  slowServer?.close();
+  running = slowServer = undefined;
+});
+
+describe('service start-up', () => {
+  it('refuses a non-loopback HOST without API_KEYS, in one line', async () => {
+    const { code, stderr } = await runServiceToExit({ HOST: '0.0.0.0' }, workdir());
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'mada-api: Invalid setting HOST: refusing to listen on 0.0.0.0 without API_KEYS: set API_KEYS or bind to a loopback address\n',
+    );
+  });
+
+  it('stops on an invalid setting with one line naming the variable', async () => {
+    const { code, stderr } = await runServiceToExit({ SUMMARIZATION_THRESHOLD: 'high' }, workdir());
+    expect(code).toBe(1);
+    expect(stderr).toBe('mada-api: Invalid setting SUMMARIZATION_THRESHOLD: expected a number, got "high"\n');
+  });
+
+  it('reads settings from a .env file in the start directory', async () => {
+    const dir = workdir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, '.env'), 'KEEP_RECENT_MESSAGES=many\n');
+    const { code, stderr } = await runServiceToExit({}, dir);
+    expect(code).toBe(1);
+    expect(stderr).toContain('Invalid setting KEEP_RECENT_MESSAGES');
+  });
+
+  it('starts on the embedded SQLite default, answers /health, and creates the data directory', async () => {
+    const dir = workdir();
+    running = await startService({}, dir);
+    const health = await fetch(`${running.url}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { checks: Record<string, string> }).checks.database).toBe('ok');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(dir, 'data', 'mada.db'))).toBe(true);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes a request in flight on SIGTERM, refuses new ones, and exits 0', async () => {
+    // A model runtime that takes a second to answer keeps GET /health in flight.
+    slowServer = createServer((_req, res) => setTimeout(() => res.end('{}'), 1000));
+    await new Promise<void>((resolve) => slowServer!.listen(0, '127.0.0.1', resolve));
+    const address = slowServer.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    running = await startService({ LLM_BASE_URL: `http://127.0.0.1:${port}` }, workdir());
+
+    const inFlight = fetch(`${running.url}/health`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    running.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const late = await fetch(`${running.url}/`).then((r) => r.status, (e: Error) => e.message);
+    expect([503, 'fetch failed']).toContain(late);
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { checks: Record<string, string> }).checks.model_runtime).toBe('ok');
+    expect(await running.exited).toBe(0);
+    expect(running.output()).toContain('SIGTERM: finishing in-flight requests');
+  });
+});

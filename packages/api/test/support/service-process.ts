@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+/** tsx's loader by absolute URL: the child's cwd is a temp dir with no node_modules. */
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the real service entry point as a child process (TypeScript through tsx). */
+export function spawnService(env: Record<string, string>, cwd: string): ChildProcess {
+  return spawn(process.execPath, ['--conditions=source', '--import', TSX, MAIN], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Starts the service and resolves once it listens, with the address it logged. */
+export async function startService(env: Record<string, string>, cwd: string): Promise<ServiceProcess> {
+  const child = spawnService(env, cwd);
+  let text = '';
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    exited.then((code) => reject(new Error(`service exited with ${code} before listening:\n${text}`)));
+  });
+  return { child, url, output: () => text, exited };
+}
+
+/** Runs the service to completion (for start-up refusals): exit code and everything it printed. */
+export async function runServiceToExit(env: Record<string, string>, cwd: string): Promise<{ code: number | null; stderr: string }> {
+  const child = spawnService(env, cwd);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = await once(child, 'exit');
+  return { code: code as number | null, stderr };
+}
