@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { and, asc, count, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, isNull, lt, lte, or, sql, sum } from 'drizzle-orm';
 import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
@@ -13,6 +13,7 @@ import type {
   MessageRecord,
   NewConversation,
   NewMessage,
+  NewSummary,
 } from './repository.js';
 import { conversations as c, messages as m, userConversationCounts as counts } from './schema/postgres.js';
 import * as schema from './schema/postgres.js';
@@ -145,6 +146,102 @@ export class PostgresRepository implements ConversationRepository {
 
   async listMessages(conversationId: string): Promise<MessageRecord[]> {
     return this.db.select().from(m).where(eq(m.conversationId, conversationId)).orderBy(asc(m.seq));
+  }
+
+  async recentMessages(conversationId: string, limit: number, beforeSeq: number): Promise<MessageRecord[]> {
+    if (limit <= 0) return [];
+    const rows = await this.db
+      .select()
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.isSummary, false), lt(m.seq, beforeSeq)))
+      .orderBy(desc(m.seq))
+      .limit(limit);
+    return rows.reverse();
+  }
+
+  async latestSummary(conversationId: string): Promise<MessageRecord | undefined> {
+    const [row] = await this.db
+      .select()
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.role, 'summary')))
+      .orderBy(desc(m.seq))
+      .limit(1);
+    return row;
+  }
+
+  async countActiveMessages(conversationId: string): Promise<number> {
+    const [row] = await this.db
+      .select({ n: count() })
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.isSummary, false)));
+    return row?.n ?? 0;
+  }
+
+  async summarizableMessages(conversationId: string, keepRecent: number): Promise<MessageRecord[]> {
+    const active = and(eq(m.conversationId, conversationId), eq(m.isSummary, false));
+    const [recent] = await this.db.select({ seq: m.seq }).from(m).where(active).orderBy(desc(m.seq)).limit(1).offset(keepRecent);
+    if (!recent) return [];
+    return this.db.select().from(m).where(and(active, lte(m.seq, recent.seq))).orderBy(asc(m.seq));
+  }
+
+  async applySummary(conversationId: string, summary: NewSummary): Promise<{ conversation: ConversationRecord; summary: MessageRecord } | undefined> {
+    return this.db.transaction(async (tx) => {
+      // Lock the conversation first: flags, totals and the new seq change together or not at all.
+      const [locked] = await tx.select({ id: c.id }).from(c).where(eq(c.id, conversationId)).for('update');
+      if (!locked) return undefined;
+      const covered = and(eq(m.conversationId, conversationId), eq(m.isSummary, false), lte(m.seq, summary.upToSeq));
+      const [summed] = await tx.select({ tokens: sum(m.tokenCount) }).from(m).where(covered);
+      await tx.update(m).set({ isSummary: true }).where(covered);
+      const [previous] = await tx
+        .select({ tokens: m.tokenCount })
+        .from(m)
+        .where(and(eq(m.conversationId, conversationId), eq(m.role, 'summary')))
+        .orderBy(desc(m.seq))
+        .limit(1);
+      const removed = Number(summed?.tokens ?? 0) + (previous?.tokens ?? 0);
+      const [conversation] = await tx
+        .update(c)
+        .set({
+          totalTokens: sql`${c.totalTokens} - ${removed} + ${summary.tokenCount}`,
+          lastSeq: sql`${c.lastSeq} + 1`,
+          updatedAt: summary.now,
+          lastActivityAt: summary.now,
+        })
+        .where(eq(c.id, conversationId))
+        .returning();
+      const [stored] = await tx
+        .insert(m)
+        .values({
+          id: summary.id,
+          conversationId,
+          seq: conversation!.lastSeq,
+          role: 'summary',
+          content: summary.content,
+          tokenCount: summary.tokenCount,
+          isSummary: true,
+          summarizesUpTo: summary.upToId,
+          createdAt: summary.now,
+        })
+        .returning();
+      return { conversation: conversation!, summary: stored! };
+    });
+  }
+
+  async acquireTurn(conversationId: string, token: string, now: Date, until: Date): Promise<boolean> {
+    const taken = await this.db
+      .update(c)
+      .set({ busyToken: token, busyUntil: until })
+      .where(and(eq(c.id, conversationId), or(isNull(c.busyUntil), lt(c.busyUntil, now))))
+      .returning({ id: c.id });
+    return taken.length > 0;
+  }
+
+  async renewTurn(conversationId: string, token: string, until: Date): Promise<void> {
+    await this.db.update(c).set({ busyUntil: until }).where(and(eq(c.id, conversationId), eq(c.busyToken, token)));
+  }
+
+  async releaseTurn(conversationId: string, token: string): Promise<void> {
+    await this.db.update(c).set({ busyToken: null, busyUntil: null }).where(and(eq(c.id, conversationId), eq(c.busyToken, token)));
   }
 
   async deleteIdleSince(cutoff: Date): Promise<number> {

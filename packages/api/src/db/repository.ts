@@ -14,6 +14,8 @@ export interface ConversationRecord {
   createdAt: Date;
   updatedAt: Date | null;
   lastActivityAt: Date;
+  busyToken: string | null;
+  busyUntil: Date | null;
 }
 
 export interface MessageRecord {
@@ -62,6 +64,17 @@ export interface AppendResult {
   messages: MessageRecord[];
 }
 
+export interface NewSummary {
+  id: string;
+  content: string;
+  tokenCount: number;
+  /** Every non-summary message up to this sequence number is summarized away. */
+  upToSeq: number;
+  /** Id of the last summarized message (summarizes_up_to). */
+  upToId: string;
+  now: Date;
+}
+
 export interface ConversationRepository {
   readonly dialect: 'sqlite' | 'postgres';
   ping(): Promise<void>;
@@ -76,6 +89,23 @@ export interface ConversationRepository {
    */
   appendMessages(conversationId: string, messages: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined>;
   listMessages(conversationId: string): Promise<MessageRecord[]>;
+  /** Non-summary messages, at most `limit` of the latest before sequence `beforeSeq`, oldest first. */
+  recentMessages(conversationId: string, limit: number, beforeSeq: number): Promise<MessageRecord[]>;
+  /** The latest `summary` message: the one that is still active. */
+  latestSummary(conversationId: string): Promise<MessageRecord | undefined>;
+  countActiveMessages(conversationId: string): Promise<number>;
+  /** Non-summary messages except the latest `keepRecent`, oldest first. */
+  summarizableMessages(conversationId: string, keepRecent: number): Promise<MessageRecord[]>;
+  /**
+   * In one transaction: flags the summarized messages, supersedes the previous summary, stores the
+   * new one and keeps total_tokens = sum over active messages.
+   */
+  applySummary(conversationId: string, summary: NewSummary): Promise<{ conversation: ConversationRecord; summary: MessageRecord } | undefined>;
+  /** Takes the turn lease unless another live one holds it; false when busy. */
+  acquireTurn(conversationId: string, token: string, now: Date, until: Date): Promise<boolean>;
+  /** Extends a lease this token holds. */
+  renewTurn(conversationId: string, token: string, until: Date): Promise<void>;
+  releaseTurn(conversationId: string, token: string): Promise<void>;
   /** Deletes conversations idle since before `cutoff`; returns how many. */
   deleteIdleSince(cutoff: Date): Promise<number>;
   close(): Promise<void>;

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { and, asc, count, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, isNull, lt, lte, or, sql, sum } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
@@ -15,6 +15,7 @@ import type {
   MessageRecord,
   NewConversation,
   NewMessage,
+  NewSummary,
 } from './repository.js';
 import { conversations as c, messages as m, userConversationCounts as counts } from './schema/sqlite.js';
 import * as schema from './schema/sqlite.js';
@@ -132,6 +133,105 @@ export class SqliteRepository implements ConversationRepository {
 
   async listMessages(conversationId: string): Promise<MessageRecord[]> {
     return this.db.select().from(m).where(eq(m.conversationId, conversationId)).orderBy(asc(m.seq)).all();
+  }
+
+  async recentMessages(conversationId: string, limit: number, beforeSeq: number): Promise<MessageRecord[]> {
+    if (limit <= 0) return [];
+    const rows = this.db
+      .select()
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.isSummary, false), lt(m.seq, beforeSeq)))
+      .orderBy(desc(m.seq))
+      .limit(limit)
+      .all();
+    return rows.reverse();
+  }
+
+  async latestSummary(conversationId: string): Promise<MessageRecord | undefined> {
+    return this.db
+      .select()
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.role, 'summary')))
+      .orderBy(desc(m.seq))
+      .limit(1)
+      .get();
+  }
+
+  async countActiveMessages(conversationId: string): Promise<number> {
+    const row = this.db
+      .select({ n: count() })
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.isSummary, false)))
+      .get();
+    return row?.n ?? 0;
+  }
+
+  async summarizableMessages(conversationId: string, keepRecent: number): Promise<MessageRecord[]> {
+    const active = and(eq(m.conversationId, conversationId), eq(m.isSummary, false));
+    const recent = this.db.select({ seq: m.seq }).from(m).where(active).orderBy(desc(m.seq)).limit(1).offset(keepRecent).get();
+    if (!recent) return [];
+    return this.db.select().from(m).where(and(active, lte(m.seq, recent.seq))).orderBy(asc(m.seq)).all();
+  }
+
+  async applySummary(conversationId: string, summary: NewSummary): Promise<{ conversation: ConversationRecord; summary: MessageRecord } | undefined> {
+    return this.db.transaction((tx) => {
+      if (!tx.select({ id: c.id }).from(c).where(eq(c.id, conversationId)).get()) return undefined;
+      const covered = and(eq(m.conversationId, conversationId), eq(m.isSummary, false), lte(m.seq, summary.upToSeq));
+      const summarized = Number(tx.select({ tokens: sum(m.tokenCount) }).from(m).where(covered).get()?.tokens ?? 0);
+      tx.update(m).set({ isSummary: true }).where(covered).run();
+      const previous = tx
+        .select({ tokens: m.tokenCount })
+        .from(m)
+        .where(and(eq(m.conversationId, conversationId), eq(m.role, 'summary')))
+        .orderBy(desc(m.seq))
+        .limit(1)
+        .get();
+      const conversation = tx
+        .update(c)
+        .set({
+          totalTokens: sql`${c.totalTokens} - ${summarized + (previous?.tokens ?? 0)} + ${summary.tokenCount}`,
+          lastSeq: sql`${c.lastSeq} + 1`,
+          updatedAt: summary.now,
+          lastActivityAt: summary.now,
+        })
+        .where(eq(c.id, conversationId))
+        .returning()
+        .get()!;
+      const stored = tx
+        .insert(m)
+        .values({
+          id: summary.id,
+          conversationId,
+          seq: conversation.lastSeq,
+          role: 'summary',
+          content: summary.content,
+          tokenCount: summary.tokenCount,
+          isSummary: true,
+          summarizesUpTo: summary.upToId,
+          createdAt: summary.now,
+        })
+        .returning()
+        .get();
+      return { conversation, summary: stored };
+    });
+  }
+
+  async acquireTurn(conversationId: string, token: string, now: Date, until: Date): Promise<boolean> {
+    const taken = this.db
+      .update(c)
+      .set({ busyToken: token, busyUntil: until })
+      .where(and(eq(c.id, conversationId), or(isNull(c.busyUntil), lt(c.busyUntil, now))))
+      .returning({ id: c.id })
+      .all();
+    return taken.length > 0;
+  }
+
+  async renewTurn(conversationId: string, token: string, until: Date): Promise<void> {
+    this.db.update(c).set({ busyUntil: until }).where(and(eq(c.id, conversationId), eq(c.busyToken, token))).run();
+  }
+
+  async releaseTurn(conversationId: string, token: string): Promise<void> {
+    this.db.update(c).set({ busyToken: null, busyUntil: null }).where(and(eq(c.id, conversationId), eq(c.busyToken, token))).run();
   }
 
   async deleteIdleSince(cutoff: Date): Promise<number> {

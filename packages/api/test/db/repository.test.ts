@@ -106,6 +106,82 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
     expect((await repo.listConversations('bob', { limit: 10, offset: 0, activeSince: null })).total).toBe(0);
   });
 
+  describe('summaries and recent messages', () => {
+    const seed = async (n: number) => {
+      const conversation = await create('alice');
+      await repo.appendMessages(
+        conversation.id,
+        Array.from({ length: n }, (_, i) => message(`m${i + 1}`, i % 2 === 0 ? 'user' : 'assistant', 10)),
+        { now: new Date(), titleIfUnset: null },
+      );
+      return conversation;
+    };
+
+    it('gives the latest non-summary messages before a sequence number, oldest first', async () => {
+      const conversation = await seed(10);
+      expect((await repo.recentMessages(conversation.id, 3, 10)).map((x) => x.content)).toEqual(['m7', 'm8', 'm9']);
+      expect((await repo.recentMessages(conversation.id, 30, 3)).map((x) => x.content)).toEqual(['m1', 'm2']);
+      expect(await repo.recentMessages(conversation.id, 0, 10)).toEqual([]);
+    });
+
+    it('summarizes the messages outside the recent window and keeps total_tokens = active tokens', async () => {
+      const conversation = await seed(10);
+      const toSummarize = await repo.summarizableMessages(conversation.id, 6);
+      expect(toSummarize.map((x) => x.content)).toEqual(['m1', 'm2', 'm3', 'm4']);
+      const last = toSummarize.at(-1)!;
+      const applied = await repo.applySummary(conversation.id, { id: randomUUID(), content: 'S1', tokenCount: 7, upToSeq: last.seq, upToId: last.id, now: new Date() });
+      expect(applied?.summary).toMatchObject({ role: 'summary', isSummary: true, summarizesUpTo: last.id, seq: 11 });
+      expect(applied?.conversation.totalTokens).toBe(100 - 40 + 7);
+      expect(await repo.countActiveMessages(conversation.id)).toBe(6);
+      expect((await repo.latestSummary(conversation.id))?.content).toBe('S1');
+      expect((await repo.recentMessages(conversation.id, 6, 100)).map((x) => x.content)).toEqual(['m5', 'm6', 'm7', 'm8', 'm9', 'm10']);
+    });
+
+    it('supersedes the previous summary on the second summarization', async () => {
+      const conversation = await seed(10);
+      const first = (await repo.summarizableMessages(conversation.id, 6)).at(-1)!;
+      await repo.applySummary(conversation.id, { id: randomUUID(), content: 'S1', tokenCount: 7, upToSeq: first.seq, upToId: first.id, now: new Date() });
+      await repo.appendMessages(conversation.id, [message('m11', 'user', 10), message('m12', 'assistant', 10)], { now: new Date(), titleIfUnset: null });
+      const second = await repo.summarizableMessages(conversation.id, 6);
+      expect(second.map((x) => x.content)).toEqual(['m5', 'm6']);
+      const applied = await repo.applySummary(conversation.id, { id: randomUUID(), content: 'S2', tokenCount: 5, upToSeq: second.at(-1)!.seq, upToId: second.at(-1)!.id, now: new Date() });
+      // 67 + 20 new - 20 summarized - 7 old summary + 5 new summary
+      expect(applied?.conversation.totalTokens).toBe(65);
+      const all = await repo.listMessages(conversation.id);
+      const active = all.filter((x) => !x.isSummary);
+      expect(applied?.conversation.totalTokens).toBe(active.reduce((n, x) => n + x.tokenCount, 0) + 5);
+      expect((await repo.latestSummary(conversation.id))?.content).toBe('S2');
+    });
+
+    it('has nothing to summarize while every message is in the recent window', async () => {
+      const conversation = await seed(6);
+      expect(await repo.summarizableMessages(conversation.id, 6)).toEqual([]);
+    });
+  });
+
+  describe('turn lease', () => {
+    it('lets one turn hold a conversation until it releases or the lease runs out', async () => {
+      const { id } = await create('alice');
+      const t0 = at('2026-01-01T00:00:00.000Z');
+      const until = at('2026-01-01T00:02:00.000Z');
+      expect(await repo.acquireTurn(id, randomUUID(), t0, until)).toBe(true);
+      expect(await repo.acquireTurn(id, randomUUID(), at('2026-01-01T00:01:00.000Z'), until)).toBe(false);
+      expect(await repo.acquireTurn(id, randomUUID(), at('2026-01-01T00:02:00.001Z'), at('2026-01-01T00:04:00.000Z'))).toBe(true);
+    });
+
+    it('frees the conversation on release, and only for the holder', async () => {
+      const { id } = await create('alice');
+      const holder = randomUUID();
+      const now = new Date();
+      const until = new Date(now.getTime() + 60_000);
+      await repo.acquireTurn(id, holder, now, until);
+      await repo.releaseTurn(id, randomUUID());
+      expect(await repo.acquireTurn(id, randomUUID(), now, until)).toBe(false);
+      await repo.releaseTurn(id, holder);
+      expect(await repo.acquireTurn(id, randomUUID(), now, until)).toBe(true);
+    });
+  });
+
   it('answers a ping', async () => {
     await expect(repo.ping()).resolves.toBeUndefined();
   });

@@ -17,6 +17,8 @@ export const conversations = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at'),
     lastActivityAt: ts('last_activity_at').notNull(),
+    busyToken: uuid('busy_token'),
+    busyUntil: ts('busy_until'),
   },
   (t) => [
     index('conversations_user_recent_idx').on(t.userId, t.lastActivityAt, t.id),

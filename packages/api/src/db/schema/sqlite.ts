@@ -20,6 +20,9 @@ export const conversations = sqliteTable(
     updatedAt: integer('updated_at', { mode: 'timestamp_ms' }),
     /** updated_at, or created_at while that is null: what lists order by and expiry measures. */
     lastActivityAt: integer('last_activity_at', { mode: 'timestamp_ms' }).notNull(),
+    /** Lease held by the turn in progress, so a second concurrent turn is refused (409). */
+    busyToken: text('busy_token'),
+    busyUntil: integer('busy_until', { mode: 'timestamp_ms' }),
   },
   (t) => [
     index('conversations_user_recent_idx').on(t.userId, t.lastActivityAt, t.id),
