@@ -80,3 +80,22 @@ export const SaveMessagesResponse = z
   .object({ user_message: MessageResponse, assistant_message: MessageResponse, total_tokens: z.number().int() })
   .meta({ id: 'SaveMessagesResponse' });
 export type SaveMessagesResponse = z.infer<typeof SaveMessagesResponse>;
+
+/** Last frame of a streamed turn (`POST /conversations/{id}/stream`): `done` plus what was stored. */
+export const TurnDoneFrame = z
+  .object({
+    event: z.literal('done'),
+    mode: z.string(),
+    user_message_id: z.uuid(),
+    assistant_message_id: z.uuid(),
+    total_tokens: z.number().int(),
+    summarized: z.boolean(),
+  })
+  .meta({ id: 'TurnDoneFrame' });
+export type TurnDoneFrame = z.infer<typeof TurnDoneFrame>;
+
+/** A streamed turn also takes the permission mode; the agent is the conversation's own. */
+export const StreamTurnRequest = AddMessageRequest.extend({
+  mode: z.enum(['default', 'plan', 'auto_accept']).default('default'),
+}).meta({ id: 'StreamTurnRequest' });
+export type StreamTurnRequest = z.infer<typeof StreamTurnRequest>;

@@ -1,1 +1,3 @@
 export {};
+export * from './scripted-model/index.js';
+export * from './fake-searxng.js';

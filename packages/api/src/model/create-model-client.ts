@@ -1,0 +1,74 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { createOllama } from 'ollama-ai-provider-v2';
+import type { Settings } from '../settings.js';
+import { ModelError } from './errors.js';
+import { SdkModelClient, type SdkClientConfig } from './sdk-client.js';
+import type { CallOptions, LanguageModel } from './sdk-convert.js';
+import type { ModelClient } from './types.js';
+
+export type ModelSettings = Pick<
+  Settings,
+  | 'llmProvider'
+  | 'llmBaseUrl'
+  | 'llmModel'
+  | 'llmApiKey'
+  | 'llmTemperature'
+  | 'llmNumCtx'
+  | 'llmTimeoutSeconds'
+  | 'retryMaxAttempts'
+  | 'retryBaseDelay'
+  | 'retryMaxDelay'
+>;
+
+export interface ModelClientOptions {
+  /** Told about each retry, e.g. to log it. */
+  onRetry?: (error: ModelError, attempt: number, delayMs: number) => void;
+}
+
+interface ProviderModel {
+  languageModel: LanguageModel;
+  providerOptions: CallOptions['providerOptions'];
+}
+
+const bearer = (apiKey: string): Record<string, string> => (apiKey === '' ? {} : { Authorization: `Bearer ${apiKey}` });
+
+function ollamaModel(settings: ModelSettings): ProviderModel {
+  const provider = createOllama({ baseURL: `${settings.llmBaseUrl}/api`, headers: bearer(settings.llmApiKey) });
+  return {
+    languageModel: provider.chat(settings.llmModel),
+    // Ollama reads sampling settings only from `options` (the provider also sends a top-level
+    // `temperature`, which Ollama ignores), and without num_ctx it silently truncates the prompt.
+    providerOptions: { ollama: { options: { num_ctx: settings.llmNumCtx, temperature: settings.llmTemperature } } },
+  };
+}
+
+function openaiModel(settings: ModelSettings): ProviderModel {
+  const provider = createOpenAICompatible({
+    name: 'llm',
+    baseURL: settings.llmBaseUrl,
+    ...(settings.llmApiKey === '' ? {} : { apiKey: settings.llmApiKey }),
+    // vLLM, llama.cpp and Ollama's /v1 report token usage in streams only when asked.
+    includeUsage: true,
+  });
+  return { languageModel: provider.chatModel(settings.llmModel), providerOptions: undefined };
+}
+
+/** The client for LLM_PROVIDER: Ollama's native /api/chat, or any OpenAI-compatible /v1/chat/completions. */
+export function createModelClient(settings: ModelSettings, options: ModelClientOptions = {}): ModelClient {
+  const { languageModel, providerOptions } = settings.llmProvider === 'ollama' ? ollamaModel(settings) : openaiModel(settings);
+  const config: SdkClientConfig = {
+    context: { provider: settings.llmProvider, baseUrl: settings.llmBaseUrl, model: settings.llmModel },
+    temperature: settings.llmTemperature,
+    providerOptions,
+    timeoutSeconds: settings.llmTimeoutSeconds,
+    retry: {
+      maxAttempts: settings.retryMaxAttempts,
+      baseDelay: settings.retryBaseDelay,
+      maxDelay: settings.retryMaxDelay,
+      onRetry: (error, attempt, delayMs) => {
+        if (error instanceof ModelError) options.onRetry?.(error, attempt, delayMs);
+      },
+    },
+  };
+  return new SdkModelClient(languageModel, config);
+}
