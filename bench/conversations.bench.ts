@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from '../packages/api/src/app.js';
-import { ConversationService } from '../packages/api/src/conversations/service.js';
 import { openRepository } from '../packages/api/src/db/open.js';
 import type { ConversationRepository } from '../packages/api/src/db/repository.js';
+import { openServices } from '../packages/api/src/services.js';
 import { loadSettings } from '../packages/api/src/settings.js';
 import { medianMs, result, type Bench } from './harness.js';
 
@@ -30,8 +30,9 @@ async function seeded(conversations: number, messages = 0) {
     }));
     await repository.appendMessages(lastId, batch, { now: new Date(), titleIfUnset: null });
   }
-  const conversationsService = new ConversationService(repository, { sessionTtlHours: 0 });
-  const app = await buildApp({ settings, conversations: conversationsService, logger: pino({ level: 'silent' }), probes: { dependencies: {} } });
+  const logger = pino({ level: 'silent' });
+  const services = await openServices({ ...settings, sessionTtlHours: 0 }, logger, { repository, startDir: dir });
+  const app = await buildApp({ settings, ...services, logger, probes: { dependencies: {} } });
   return {
     app,
     lastId,

@@ -10,8 +10,12 @@ import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { agentCatalogueRoutes } from './http/routes/agents.js';
+import { agentRunRoutes } from './http/routes/agent-runs.js';
+import { conversationTurnRoutes } from './http/routes/conversation-turns.js';
 import { conversationRoutes } from './http/routes/conversations.js';
+import type { AgentEngine } from './agents/engine.js';
 import type { ConversationService } from './conversations/service.js';
+import type { TurnService } from './conversations/turn-service.js';
 import { healthRoutes } from './http/routes/health.js';
 import type { Settings } from './settings.js';
 import { VERSION } from './version.js';
@@ -19,6 +23,10 @@ import { VERSION } from './version.js';
 export interface AppDeps {
   settings: Settings;
   conversations: ConversationService;
+  engine: AgentEngine;
+  turns: TurnService;
+  /** Interval of the `: ping` comment on event streams (15 s). */
+  pingIntervalMs?: number;
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
   logger?: FastifyBaseLogger;
   /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
@@ -95,11 +103,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const auth = new Authenticator(settings.apiKeys);
+  const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
   await app.register(async (scope) => {
     requireCaller(scope, auth);
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
+    await scope.register(agentRunRoutes, { engine: deps.engine, ...ping });
     await scope.register(conversationRoutes, { conversations: deps.conversations });
+    await scope.register(conversationTurnRoutes, { turns: deps.turns, ...ping });
   });
   return app;
 }

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const settings = readSettings();
   const logger = createLogger(settings);
   const services = await openServices(settings, logger);
-  const app = await buildApp({ settings, conversations: services.conversations, logger });
+  const app = await buildApp({ settings, ...services, logger });
   app.addHook('onClose', () => services.close());
   if (settings.allowedPathsDefaulted) {
     logger.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');

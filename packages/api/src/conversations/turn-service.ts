@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StreamFrame } from '@mada/protocol';
+import type { PermissionMode, StreamFrame } from '@mada/protocol';
 import type { ConversationRecord, MessageRecord } from '../db/repository.js';
 import { AppError, ConflictError } from '../errors.js';
 import { buildContextPrompt } from './context-prompt.js';
@@ -9,6 +9,7 @@ import { countTokens } from './tokens.js';
 
 export interface AgentInvocation {
   agentType: string;
+  mode: PermissionMode;
   prompt: string;
   workingDir: string;
   signal: AbortSignal;
@@ -39,6 +40,7 @@ export interface TurnResult {
 }
 
 export interface TurnOptions {
+  mode: PermissionMode;
   signal: AbortSignal;
   onFrame?: (frame: StreamFrame) => void;
   /** Called once the user message is stored, before the agent runs. */
@@ -65,8 +67,25 @@ export class TurnService {
   ) {}
 
   async addMessage(conversationId: string, userId: string, content: string, options: TurnOptions): Promise<TurnResult> {
+    const turn = await this.open(conversationId, userId);
+    return turn(content, options);
+  }
+
+  /**
+   * Checks ownership (404, 403) and takes the lease (409) before anything is stored, so a
+   * streamed turn can still answer with a status; the returned function runs the turn once and
+   * always gives the lease back.
+   */
+  async open(conversationId: string, userId: string): Promise<(content: string, options: TurnOptions) => Promise<TurnResult>> {
     const conversation = await this.conversations.getOwned(conversationId, userId);
-    return this.withLease(conversation.id, () => this.turn(conversation, content, options));
+    const release = await this.lease(conversation.id);
+    return async (content, options) => {
+      try {
+        return await this.turn(conversation, content, options);
+      } finally {
+        await release();
+      }
+    };
   }
 
   private async turn(conversation: ConversationRecord, content: string, options: TurnOptions): Promise<TurnResult> {
@@ -83,6 +102,7 @@ export class TurnService {
     try {
       answer = await this.runAgent({
         agentType: conversation.agentType,
+        mode: options.mode,
         prompt: buildContextPrompt(summary, recent, content),
         workingDir: conversation.workingDir,
         signal: options.signal,
@@ -121,7 +141,7 @@ export class TurnService {
 
   private async generateSummary(lines: string[], workingDir: string, signal: AbortSignal): Promise<string> {
     try {
-      const text = await this.runAgent({ agentType: 'explore', prompt: summaryPrompt(lines), workingDir, signal });
+      const text = await this.runAgent({ agentType: 'explore', mode: 'plan', prompt: summaryPrompt(lines), workingDir, signal });
       if (text.trim() !== '') return text.trim();
     } catch {
       // A cancelled turn must not store a fallback as if generation had failed.
@@ -130,7 +150,8 @@ export class TurnService {
     return fallbackSummary(lines);
   }
 
-  private async withLease<T>(conversationId: string, work: () => Promise<T>): Promise<T> {
+  /** Takes the conversation's turn lease (409 when held) and renews it until released. */
+  private async lease(conversationId: string): Promise<() => Promise<void>> {
     const repository = this.conversations.repository;
     const token = randomUUID();
     const now = this.now();
@@ -141,11 +162,9 @@ export class TurnService {
       repository.renewTurn(conversationId, token, new Date(this.now().getTime() + LEASE_MS)).catch(() => undefined);
     }, RENEW_MS);
     renewal.unref();
-    try {
-      return await work();
-    } finally {
+    return async () => {
       clearInterval(renewal);
       await repository.releaseTurn(conversationId, token);
-    }
+    };
   }
 }

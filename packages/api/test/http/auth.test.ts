@@ -68,7 +68,7 @@ describe('request logs', () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const t = await createTestApp({ env: KEYS });
-    const app = await buildApp({ settings: t.settings, conversations: t.conversations, logger: pino({ level: 'trace' }, sink) });
+    const app = await buildApp({ ...t, logger: pino({ level: 'trace' }, sink) });
     await app.inject({ url: '/agents/', headers: { 'x-api-key': 'alice-secret-key-123' } });
     await app.inject({ url: '/agents/', headers: { 'x-api-key': 'wrong-secret-key-789' } });
     await app.close();

@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
-import { ConversationService } from '../../src/conversations/service.js';
+import { openServices, type Services } from '../../src/services.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
 import { createTestDatabase, type Dialect, type TestDatabase } from './databases.js';
 
-export interface TestApp {
+export interface TestApp extends Services {
   app: FastifyInstance;
   settings: Settings;
-  conversations: ConversationService;
   database: TestDatabase;
+  /** The service's start directory and only allowed path: a fresh temp dir. */
+  workdir: string;
   close(): Promise<void>;
 }
 
@@ -20,30 +21,48 @@ export interface TestAppOptions {
   dialect?: Dialect;
   env?: Record<string, string>;
   now?: () => Date;
+  /** Base URL of a scripted model runtime (`@mada/testkit`), and which protocol to speak. */
+  model?: { url: string; protocol?: 'ollama' | 'openai' };
+  pingIntervalMs?: number;
+}
+
+function modelEnv(model: TestAppOptions['model']): Record<string, string> {
+  if (!model) return { LLM_BASE_URL: 'http://127.0.0.1:9' };
+  return model.protocol === 'openai'
+    ? { LLM_PROVIDER: 'openai', LLM_BASE_URL: `${model.url}/v1` }
+    : { LLM_PROVIDER: 'ollama', LLM_BASE_URL: model.url };
 }
 
 /** The real application on a real database, with dependency probes that need no network. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'mada-app-')));
-  const settings = loadSettings({ LOG_LEVEL: 'silent', ...options.env }, cwd);
+  const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-app-')));
+  const settings = loadSettings(
+    { LOG_LEVEL: 'silent', RETRY_BASE_DELAY: '0.01', RETRY_MAX_DELAY: '0.05', ...modelEnv(options.model), ...options.env },
+    workdir,
+  );
   const database = await createTestDatabase(options.dialect ?? 'sqlite');
-  const conversations = new ConversationService(database.repository, {
-    sessionTtlHours: settings.sessionTtlHours,
+  const logger = pino({ level: 'silent' });
+  const services = await openServices(settings, logger, {
+    repository: database.repository,
+    startDir: workdir,
     ...(options.now ? { now: options.now } : {}),
   });
   const app = await buildApp({
     settings,
-    conversations,
-    logger: pino({ level: 'silent' }),
+    ...services,
+    logger,
+    ...(options.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.pingIntervalMs }),
     probes: { dependencies: { model_runtime: async () => 'ok', search_engine: async () => 'ok' } },
   });
   return {
+    ...services,
     app,
     settings,
-    conversations,
     database,
+    workdir,
     close: async () => {
       await app.close();
+      await services.close();
       await database.drop();
     },
   };

@@ -16,7 +16,7 @@ export interface ServiceProcess {
 
 /** Runs the real service entry point as a child process (TypeScript through tsx). */
 export function spawnService(env: Record<string, string>, cwd: string): ChildProcess {
-  return spawn(process.execPath, ['--conditions=source', '--import', TSX, MAIN], {
+  return spawn(process.execPath, ['--conditions=mada-source', '--import', TSX, MAIN], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
