@@ -8,8 +8,10 @@ export interface BenchResult {
   baseline: string;
   baselineMs: number;
   subjectMs: number;
-  /** subjectMs / baselineMs, or an absolute figure where `unit` says so. */
+  /** subjectMs / baselineMs; for `overhead` results, milliseconds beyond the baseline per unit. */
   ratio: number;
+  /** `ratio` (default) or `overhead`: (subject - baseline) / units, in milliseconds. */
+  kind?: 'ratio' | 'overhead';
   /** The issue's target for the ratio (lower is better), if it has one. */
   target?: number;
   note?: string;
@@ -32,4 +34,9 @@ export async function medianMs(fn: () => Promise<unknown> | unknown, runs = 15, 
 
 export function result(name: string, baseline: string, baselineMs: number, subjectMs: number, target?: number, note?: string): BenchResult {
   return { name, baseline, baselineMs, subjectMs, ratio: subjectMs / baselineMs, ...(target === undefined ? {} : { target }), ...(note ? { note } : {}) };
+}
+
+/** An absolute target: milliseconds the subject adds to the baseline, per step or per frame. */
+export function overhead(name: string, baseline: string, baselineMs: number, subjectMs: number, units: number, targetMs: number, note?: string): BenchResult {
+  return { name, baseline, baselineMs, subjectMs, ratio: (subjectMs - baselineMs) / units, kind: 'overhead', target: targetMs, ...(note ? { note } : {}) };
 }

@@ -13,8 +13,10 @@ const files = readdirSync(dir)
   .sort();
 
 const format = (r: BenchResult): string => {
-  const verdict = r.target === undefined ? '' : r.ratio <= r.target ? `  (target <= ${r.target}: met)` : `  (target <= ${r.target}: MISSED)`;
-  return `${r.name}\n    ${r.subjectMs.toFixed(3)} ms vs ${r.baseline} ${r.baselineMs.toFixed(3)} ms -> ratio ${r.ratio.toFixed(2)}${verdict}${r.note ? `\n    ${r.note}` : ''}`;
+  const unit = r.kind === 'overhead' ? ' ms' : '';
+  const verdict = r.target === undefined ? '' : `  (target <= ${r.target}${unit}: ${r.ratio <= r.target ? 'met' : 'MISSED'})`;
+  const figure = r.kind === 'overhead' ? `overhead ${r.ratio.toFixed(3)} ms` : `ratio ${r.ratio.toFixed(2)}`;
+  return `${r.name}\n    ${r.subjectMs.toFixed(3)} ms vs ${r.baseline} ${r.baselineMs.toFixed(3)} ms -> ${figure}${verdict}${r.note ? `\n    ${r.note}` : ''}`;
 };
 
 let missed = 0;
