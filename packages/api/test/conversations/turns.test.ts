@@ -189,6 +189,24 @@ describe.each(DIALECTS)('conversation turns on %s', (dialect) => {
     expect((await send(id, 'after')).statusCode).toBe(200);
   });
 
+  it('refuses the second turn with 409 when it reaches another replica on the same database', async () => {
+    await start();
+    const other = await createTestApp({ model: { url: model.url }, shareDatabaseOf: t });
+    try {
+      const id = await create();
+      let release!: () => void;
+      model.push(scripted.chunks(scripted.until(new Promise<void>((r) => (release = r))), 'done'));
+      const first = send(id, 'slow one');
+      await new Promise((r) => setTimeout(r, 200));
+      const second = await other.app.inject({ method: 'POST', url: `/conversations/${id}/messages`, payload: { content: 'elsewhere' } });
+      expect([second.statusCode, second.json()]).toEqual([409, { detail: 'Conversation is busy' }]);
+      release();
+      expect((await first).statusCode).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('streams a turn and ends with done carrying the stored ids, total and summarized', async () => {
     await start();
     const id = await create();

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { openServices, type Services } from '../../src/services.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
-import { createTestDatabase, type Dialect, type TestDatabase } from './databases.js';
+import { createTestDatabase, openSharedDatabase, type Dialect, type TestDatabase } from './databases.js';
 
 export interface TestApp extends Services {
   app: FastifyInstance;
@@ -24,6 +24,8 @@ export interface TestAppOptions {
   /** Base URL of a scripted model runtime (`@mada/testkit`), and which protocol to speak. */
   model?: { url: string; protocol?: 'ollama' | 'openai' };
   pingIntervalMs?: number;
+  /** Another replica's database URL: this app opens its own connection to it and leaves it in place. */
+  shareDatabaseOf?: TestApp;
 }
 
 function modelEnv(model: TestAppOptions['model']): Record<string, string> {
@@ -40,7 +42,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     { LOG_LEVEL: 'silent', RETRY_BASE_DELAY: '0.01', RETRY_MAX_DELAY: '0.05', ...modelEnv(options.model), ...options.env },
     workdir,
   );
-  const database = await createTestDatabase(options.dialect ?? 'sqlite');
+  const database = options.shareDatabaseOf ? await openSharedDatabase(options.shareDatabaseOf.database) : await createTestDatabase(options.dialect ?? 'sqlite');
   const logger = pino({ level: 'silent' });
   const services = await openServices(settings, logger, {
     repository: database.repository,

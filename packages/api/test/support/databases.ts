@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { openRepository } from '../../src/db/open.js';
 import type { ConversationRepository } from '../../src/db/repository.js';
+import { parseDatabaseUrl } from '../../src/settings.js';
 
 /** PostgreSQL runs only where TEST_DATABASE_URL is set (.ci/run sets it); SQLite always. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
@@ -55,4 +56,11 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
       await adminQuery(`drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/** A second connection to an existing test database, as another service replica would open it. */
+export async function openSharedDatabase(of: TestDatabase): Promise<TestDatabase> {
+  const config = parseDatabaseUrl(of.url);
+  const repository = await openRepository(config);
+  return { repository, url: of.url, drop: () => repository.close() };
 }
