@@ -42,13 +42,17 @@ function codeOf(error: unknown): string | undefined {
 
 /** Timeouts, refused or dropped connections (fetch wraps them in a TypeError with a cause). */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof HttpStatusError) return RETRYABLE_STATUSES.has(error.status);
-  if (!(error instanceof Error)) return false;
-  if (error.name === 'TimeoutError') return true;
-  const code = codeOf(error);
-  if (code !== undefined && NETWORK_CODES.has(code)) return true;
-  if (error instanceof TypeError && error.message === 'fetch failed') return true;
-  return error.cause !== undefined && error.cause !== error && isRetryable(error.cause);
+  // Walks the cause chain; the visited set stops on chains that loop (a.cause = b, b.cause = a).
+  const seen = new Set<unknown>();
+  for (let current = error; current instanceof Error && !seen.has(current); current = current.cause) {
+    seen.add(current);
+    if (current instanceof HttpStatusError) return RETRYABLE_STATUSES.has(current.status);
+    if (current.name === 'TimeoutError') return true;
+    const code = codeOf(current);
+    if (code !== undefined && NETWORK_CODES.has(code)) return true;
+    if (current instanceof TypeError && current.message === 'fetch failed') return true;
+  }
+  return false;
 }
 
 export interface RetryOptions {

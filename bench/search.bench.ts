@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGlobFilesTool } from '../packages/api/src/tools/glob-files.js';
+import { createGrepContentTool } from '../packages/api/src/tools/grep-content.js';
+import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
+import type { SearchBackend } from '../packages/api/src/tools/search/backend.js';
+import { javascriptBackend } from '../packages/api/src/tools/search/javascript.js';
+import { createRipgrepBackend } from '../packages/api/src/tools/search/ripgrep.js';
+import { findExecutable } from '../packages/api/src/tools/search/select.js';
+import type { ToolContext } from '../packages/api/src/tools/tool.js';
+import { medianMs, result, type Bench } from './harness.js';
+
+const FILES = 30_000;
+const PER_DIR = 100;
+/** Reused between runs: building 30,000 files takes longer than measuring them. */
+const TREE = join(tmpdir(), `mada-bench-search-${FILES}-v1`);
+const EXTENSIONS = ['ts', 'py', 'md', 'json'];
+
+function fileContent(i: number, extension: string): string {
+  const lines = [`// file ${i}.${extension}`, `export const value${i} = ${i};`, 'function helper(a, b) {', '  return a + b;', '}'];
+  // About 1 file in 100 holds the rare identifier the selective query looks for.
+  if (i % 97 === 0) lines.push(`const needle_${i} = helper(${i}, 1);`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** 30,000 small files in 300 directories, a .gitignore'd build directory and a node_modules tree. */
+function buildTree(): string {
+  if (existsSync(join(TREE, '.complete'))) return TREE;
+  rmSync(TREE, { recursive: true, force: true });
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(TREE, `pkg${Math.floor(i / (PER_DIR * 10))}`, `mod${Math.floor(i / PER_DIR) % 10}`);
+    if (i % PER_DIR === 0) mkdirSync(dir, { recursive: true });
+    const extension = EXTENSIONS[i % EXTENSIONS.length] as string;
+    writeFileSync(join(dir, `file${i}.${extension}`), fileContent(i, extension));
+  }
+  for (const ignored of ['build', 'node_modules/dep']) {
+    mkdirSync(join(TREE, ignored), { recursive: true });
+    for (let i = 0; i < 500; i++) writeFileSync(join(TREE, ignored, `gen${i}.ts`), fileContent(i, 'ts'));
+  }
+  writeFileSync(join(TREE, '.gitignore'), 'build/\n');
+  writeFileSync(join(TREE, '.complete'), '');
+  return TREE;
+}
+
+/** rg run the way a person would from a shell, its output read in full. */
+function rawRg(rg: string, args: string[]): () => Promise<void> {
+  return () =>
+    new Promise((resolve, reject) => {
+      const child = spawn(rg, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+      child.stdout.on('data', () => undefined);
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 || code === 1 ? resolve() : reject(new Error(`rg exited ${code}`))));
+    });
+}
+
+function contextFor(root: string): ToolContext {
+  const settings = {} as ToolContext['settings']; // search tools read no settings
+  return { workingDir: root, sandbox: new PathSandbox([root]), settings, signal: new AbortController().signal };
+}
+
+const grepWith = (backend: SearchBackend, context: ToolContext) => async () => {
+  const tool = createGrepContentTool(backend);
+  const answer = await tool.execute(tool.parameters.parse({ pattern: 'needle_\\d+' }), context);
+  if (!answer.success || answer.metadata.match_count !== Math.ceil(FILES / 97)) throw new Error(`grep_content: ${answer.error || 'wrong count'}`);
+};
+
+const globWith = (backend: SearchBackend, context: ToolContext) => async () => {
+  const tool = createGlobFilesTool(backend);
+  const answer = await tool.execute(tool.parameters.parse({ pattern: '**/*.ts' }), context);
+  if (!answer.success || answer.metadata.total !== FILES / EXTENSIONS.length) throw new Error(`glob_files: ${answer.error || 'wrong count'}`);
+};
+
+const bench: Bench = async () => {
+  const rg = findExecutable('rg');
+  if (!rg) throw new Error('search bench: rg is not on PATH');
+  const root = buildTree();
+  const context = contextFor(root);
+  const ripgrep = createRipgrepBackend(rg);
+
+  const rawGrep = await medianMs(rawRg(rg, ['-n', 'needle_\\d+', root]), 11, 2);
+  const toolGrep = await medianMs(grepWith(ripgrep, context), 11, 2);
+  const rawGlob = await medianMs(rawRg(rg, ['--files', '-g', '*.ts', root]), 11, 2);
+  const toolGlob = await medianMs(globWith(ripgrep, context), 11, 2);
+  const jsGrep = await medianMs(grepWith(javascriptBackend, context), 3, 1);
+  const jsGlob = await medianMs(globWith(javascriptBackend, context), 3, 1);
+
+  const tree = `${FILES.toLocaleString('en')} files`;
+  return [
+    result(`grep_content, ripgrep backend (${tree}, ~310 matches)`, 'rg -n on the same pattern', rawGrep, toolGrep, 1.3),
+    result(`glob_files **/*.ts, ripgrep backend (${tree}, 7,500 matches)`, "rg --files -g '*.ts'", rawGlob, toolGlob, 1.3, 'includes a stat of every match to sort by modification time'),
+    result(`grep_content, JavaScript fallback (${tree})`, 'rg -n on the same pattern', rawGrep, jsGrep, undefined, 'used only when rg is not installed'),
+    result(`glob_files **/*.ts, JavaScript fallback (${tree})`, "rg --files -g '*.ts'", rawGlob, jsGlob, undefined, 'used only when rg is not installed'),
+  ];
+};
+
+export default bench;

@@ -1,0 +1,83 @@
+import { createReadStream } from 'node:fs';
+import { shortenLine } from './text.js';
+
+export interface LineWindow {
+  /** A NUL byte in the first chunk: the file was not read further. */
+  binary: boolean;
+  /** The lines from `offset` on, at most `limit`, without terminators, long ones shortened. */
+  lines: string[];
+  /** How many of `lines` were shortened. */
+  shortened: number;
+  /** Lines follow the window. */
+  hasMore: boolean;
+  /** Lines in the file, known only when the end was reached. */
+  totalLines?: number;
+}
+
+/** The one line being read, holding at most `max + 1` characters of it. */
+class LineBuffer {
+  private text = '';
+  private length = 0;
+  constructor(private readonly max: number) {}
+
+  append(piece: string): void {
+    if (this.text.length <= this.max) this.text += piece.slice(0, this.max + 1 - this.text.length);
+    this.length += piece.length;
+  }
+
+  get empty(): boolean {
+    return this.length === 0;
+  }
+
+  /** The line for display; a `\r` before the newline is a terminator, not content. */
+  take(): { line: string; shortened: boolean } {
+    let text = this.text;
+    let length = this.length;
+    if (length <= this.max + 1 && text.endsWith('\r')) {
+      text = text.slice(0, -1);
+      length--;
+    }
+    this.text = '';
+    this.length = 0;
+    return { line: shortenLine(text, this.max), shortened: length > this.max };
+  }
+}
+
+/**
+ * Lines `offset` (0-based) to `offset + limit` of a UTF-8 file, streamed: the file is read only as
+ * far as the window needs, and a huge line costs no more memory than `maxLineChars`.
+ */
+export async function readLineWindow(path: string, offset: number, limit: number, maxLineChars: number): Promise<LineWindow> {
+  const window: LineWindow = { binary: false, lines: [], shortened: 0, hasMore: false };
+  const end = offset + limit;
+  const buffer = new LineBuffer(maxLineChars);
+  let index = 0;
+  let first = true;
+  const finishLine = (): void => {
+    const { line, shortened } = buffer.take();
+    if (index >= offset) {
+      window.lines.push(line);
+      if (shortened) window.shortened++;
+    }
+    index++;
+  };
+  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 64 * 1024 }) as AsyncIterable<string>) {
+    if (first && chunk.includes('\0')) return { ...window, binary: true };
+    first = false;
+    for (let start = 0; start < chunk.length; ) {
+      if (index >= end) return { ...window, hasMore: true };
+      const newline = chunk.indexOf('\n', start);
+      const stop = newline === -1 ? chunk.length : newline;
+      if (index >= offset) buffer.append(chunk.slice(start, stop));
+      else if (stop > start) buffer.append('x'); // only whether the line has content matters here
+      if (newline === -1) break;
+      finishLine();
+      start = newline + 1;
+    }
+  }
+  if (!buffer.empty) {
+    if (index >= end) return { ...window, hasMore: true };
+    finishLine();
+  }
+  return { ...window, totalLines: index };
+}

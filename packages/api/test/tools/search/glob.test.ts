@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { compileGlob, fileNameGlob } from '../../../src/tools/search/glob.js';
+import { matchIgnoreRules, parseIgnoreFile, parseIgnoreLine } from '../../../src/tools/search/ignore-rules.js';
+import { MatchCollector } from '../../../src/tools/search/match-collector.js';
+
+const matches = (glob: string, path: string): boolean => compileGlob(glob).test(path);
+
+describe('globs', () => {
+  it.each([
+    ['*.ts', 'a.ts', true],
+    ['*.ts', 'src/a.ts', false],
+    ['**/*.ts', 'a.ts', true],
+    ['**/*.ts', 'src/deep/a.ts', true],
+    ['src/**', 'src/a/b.ts', true],
+    ['src/**', 'src', false],
+    ['a/**/b', 'a/b', true],
+    ['a/**/b', 'a/x/y/b', true],
+    ['?.md', 'a.md', true],
+    ['?.md', 'ab.md', false],
+    ['[abc].txt', 'b.txt', true],
+    ['[!abc].txt', 'b.txt', false],
+    ['[!abc].txt', 'd.txt', true],
+    ['*.{ts,tsx}', 'a.tsx', true],
+    ['*.{ts,tsx}', 'a.js', false],
+    ['{src,lib}/**/*.py', 'lib/x/y.py', true],
+    ['\\*.txt', '*.txt', true],
+    ['\\*.txt', 'a.txt', false],
+    ['a**b', 'axxb', true],
+    ['a**b', 'a/b', false],
+    ['*', '.env', true],
+    ['file (1).txt', 'file (1).txt', true],
+  ])('%s against %s: %s', (glob, path, expected) => {
+    expect(matches(glob, path)).toBe(expected);
+  });
+
+  it('finds the glob a file name must match, when there is one', () => {
+    expect(fileNameGlob('src/**/*.ts')).toBe('*.ts');
+    expect(fileNameGlob('*.{ts,tsx}')).toBe('*.{ts,tsx}');
+    expect(fileNameGlob('src/**')).toBeUndefined();
+    expect(fileNameGlob('src/{a/b,c}.ts')).toBeUndefined();
+  });
+});
+
+describe('ignore-file rules', () => {
+  const verdict = (text: string, path: string, isDir = false) => matchIgnoreRules(parseIgnoreFile(text), path, isDir);
+
+  it('matches a pattern without a slash at any depth, and one with a slash from the file', () => {
+    expect(verdict('*.log', 'debug.log')).toBe('ignore');
+    expect(verdict('*.log', 'a/b/debug.log')).toBe('ignore');
+    expect(verdict('/build', 'build', true)).toBe('ignore');
+    expect(verdict('/build', 'src/build', true)).toBeUndefined();
+    expect(verdict('docs/*.tmp', 'docs/x.tmp')).toBe('ignore');
+    expect(verdict('docs/*.tmp', 'other/docs/x.tmp')).toBeUndefined();
+  });
+
+  it('applies a trailing slash to directories only', () => {
+    expect(verdict('out/', 'out', true)).toBe('ignore');
+    expect(verdict('out/', 'out', false)).toBeUndefined();
+  });
+
+  it('lets the last matching rule win, negations included', () => {
+    expect(verdict('*.log\n!keep.log', 'keep.log')).toBe('whitelist');
+    expect(verdict('!keep.log\n*.log', 'keep.log')).toBe('ignore');
+  });
+
+  it('judges a path on its own, not by its parent directories', () => {
+    expect(verdict('build', 'build/out.js')).toBeUndefined();
+    expect(verdict('build/**', 'build/out.js')).toBe('ignore');
+  });
+
+  it('skips comments and blanks, trims trailing spaces unless escaped, and reads escapes', () => {
+    expect(parseIgnoreFile('# comment\n\n   \n')).toEqual([]);
+    expect(verdict('a.txt   ', 'a.txt')).toBe('ignore');
+    expect(verdict('\\#hash', '#hash')).toBe('ignore');
+    expect(verdict('\\!bang', '!bang')).toBe('ignore');
+    expect(parseIgnoreLine('trailing\\ ')?.regex.test('trailing ')).toBe(true);
+  });
+});
+
+describe('match collector', () => {
+  const file = (path: string, lines: number[]) => ({ path, lines: lines.map((line) => ({ line, text: `t${line}`, match: true })) });
+
+  it('keeps the first matches by path whatever order the files arrive in', () => {
+    const files = [file('/c', [1, 2, 3]), file('/a', [1, 2]), file('/b', [5, 6, 7])];
+    const collect = (order: typeof files) => {
+      const collector = new MatchCollector(4);
+      for (const f of order) collector.add(f);
+      return collector.result(0);
+    };
+    const forward = collect(files);
+    expect(collect([...files].reverse())).toEqual(forward);
+    expect(forward.files.map((f) => [f.path, f.lines.map((l) => l.line)])).toEqual([
+      ['/a', [1, 2]],
+      ['/b', [5, 6]],
+    ]);
+    expect(forward).toMatchObject({ totalMatches: 8, totalFiles: 3, shownMatches: 4 });
+  });
+});
