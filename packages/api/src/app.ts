@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
+import { detectConfinement } from './tools/sandbox/bubblewrap.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -30,7 +31,7 @@ export interface AppDeps {
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
   logger?: FastifyBaseLogger;
   /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
-  probes?: { dependencies?: Record<string, Probe>; facts?: () => Record<string, string> };
+  probes?: { dependencies?: Record<string, Probe>; facts?: () => Promise<Record<string, string>> };
 }
 
 /** Headers that carry credentials: pino replaces them wherever a request is logged. */
@@ -47,6 +48,11 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
     model_runtime: httpProbe(modelUrl, 2000, modelHeaders),
     search_engine: httpProbe(`${settings.searchEngineUrl}/healthz`),
   };
+}
+
+async function sandboxFacts(settings: Settings): Promise<Record<string, string>> {
+  const confinement = await detectConfinement(settings);
+  return { sandbox: confinement.active ? 'bubblewrap' : `policy-only: ${confinement.reason}` };
 }
 
 function databaseProbe(conversations: ConversationService): Probe {
@@ -99,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     version: VERSION,
     database: databaseProbe(deps.conversations),
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
-    ...(deps.probes?.facts ? { facts: deps.probes.facts } : {}),
+    facts: deps.probes?.facts ?? (() => sandboxFacts(settings)),
   });
 
   const auth = new Authenticator(settings.apiKeys);

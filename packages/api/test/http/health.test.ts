@@ -20,8 +20,15 @@ describe('GET /health', () => {
     expect(response.json()).toEqual({
       status: 'healthy',
       version: VERSION,
-      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok' },
+      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap' },
     });
+    await t.close();
+  });
+
+  it('says when bash runs under the command policy alone', async () => {
+    const t = await createTestApp({ env: { SANDBOX_ENABLED: 'false' } });
+    const response = await t.app.inject({ url: '/health' });
+    expect(response.json()).toMatchObject({ status: 'healthy', checks: { sandbox: 'policy-only: disabled by SANDBOX_ENABLED=false' } });
     await t.close();
   });
 
@@ -31,7 +38,11 @@ describe('GET /health', () => {
     const response = await app.inject({ url: '/health' });
     expect([response.statusCode, response.json()]).toEqual([
       200,
-      { status: 'degraded', version: VERSION, checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable' } },
+      {
+        status: 'degraded',
+        version: VERSION,
+        checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable', sandbox: 'bubblewrap' },
+      },
     ]);
     await app.close();
     await t.close();

@@ -8,8 +8,8 @@ export interface HealthOptions {
   database: Probe;
   /** Optional dependencies: their failure only degrades the service. */
   dependencies: Record<string, Probe>;
-  /** Facts that are not checks (whether bash runs confined, say). */
-  facts?: () => Record<string, string>;
+  /** Facts that do not make the service degraded (whether bash runs confined, say). */
+  facts?: () => Promise<Record<string, string>>;
 }
 
 export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, options) => {
@@ -26,7 +26,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
         tags: ['health'],
         summary: 'Dependency checks',
         description:
-          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer.',
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`policy-only: <reason>`).',
         response: { 200: HealthResponse, 503: HealthResponse },
       },
     },
@@ -35,7 +35,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
       const [database, ...results] = await Promise.all([options.database(), ...names.map((n) => options.dependencies[n]!())]);
       const checks: Record<string, string> = { database: database ?? 'error' };
       names.forEach((name, i) => (checks[name] = results[i] ?? 'error'));
-      Object.assign(checks, options.facts?.() ?? {});
+      Object.assign(checks, (await options.facts?.()) ?? {});
       const healthy = results.every((r) => r === 'ok');
       if (database !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks });
       return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks } as const;

@@ -1,5 +1,5 @@
-import { realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { lstatSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 
 /** A path outside every allowed root; the message is what the agent reads. */
 export class PathOutsideError extends Error {
@@ -10,28 +10,39 @@ export class PathOutsideError extends Error {
 }
 
 /**
- * Resolves a path the way the kernel will when a tool opens it: symlinks followed, `..` applied
- * after each link. For a path that does not exist yet, its deepest existing ancestor is resolved
- * and the rest appended, so a symlinked parent cannot smuggle a new file out of the sandbox.
+ * Resolves a path the way the kernel will when a tool opens it: one component at a time,
+ * following a symlink as soon as it is met, so `..` after a link climbs from the link's target
+ * (`link/../x` with `link -> /etc/ssl` is `/etc/x`), never from the link's name. A path that does
+ * not exist yet resolves its existing part and appends the rest, so a symlinked parent cannot
+ * smuggle a new file out of the sandbox. Anything that cannot be judged fails closed.
  */
 export function resolveReal(path: string): string {
-  const missing: string[] = [];
-  let current = resolve(path);
-  for (;;) {
+  const parts = (isAbsolute(path) ? path : `${process.cwd()}/${path}`).split('/').filter((part) => part !== '' && part !== '.');
+  let current = '/';
+  for (const [index, part] of parts.entries()) {
+    if (part === '..') {
+      current = dirname(current);
+      continue;
+    }
+    const next = join(current, part);
+    let isLink: boolean;
     try {
-      const real = realpathSync(current);
-      return missing.length === 0 ? real : join(real, ...missing.reverse());
+      isLink = lstatSync(next).isSymbolicLink();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      // ENOENT: not there yet; ENOTDIR: a file used as a directory. Anything else (a loop,
-      // no permission) cannot be judged, so it fails closed.
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new PathOutsideError(path);
-      const parent = dirname(current);
-      if (parent === current) throw new PathOutsideError(path);
-      missing.push(basename(current));
-      current = parent;
+      const rest = parts.slice(index);
+      // `missing/..` cannot be judged without the directory: the kernel would refuse it too.
+      if (rest.includes('..')) throw new PathOutsideError(path);
+      return join(current, ...rest);
+    }
+    try {
+      current = isLink ? realpathSync.native(next) : next;
+    } catch {
+      throw new PathOutsideError(path);
     }
   }
+  return current;
 }
 
 export function isWithin(root: string, candidate: string): boolean {
@@ -58,7 +69,8 @@ export class PathSandbox {
    * `base` must itself be a real path inside the sandbox.
    */
   resolve(path: string, base: string): string {
-    const real = resolveReal(isAbsolute(path) ? path : resolve(base, path));
+    // Joined as text, not path.resolve(): that would apply `..` before the links are followed.
+    const real = resolveReal(isAbsolute(path) ? path : `${base}/${path}`);
     if (!this.contains(real)) throw new PathOutsideError(path);
     return real;
   }

@@ -1,0 +1,75 @@
+import type { PathSandbox } from '../paths.js';
+import { ALWAYS_REFUSED, NETWORK_PROGRAMS, WRAPPERS, programsFor } from './allowlists.js';
+import { expandGlob } from './glob.js';
+import { checkPathUse } from './path-access.js';
+import { PROGRAM_CHECKS } from './programs/index.js';
+import { refuse } from './refusal.js';
+import type { Fd, RedirectionSpec, ShellToolName, SimpleCommandSpec } from './plan.js';
+
+export interface PolicyContext {
+  tool: ShellToolName;
+  /** Real working directory, already checked to be inside the sandbox. */
+  cwd: string;
+  sandbox: PathSandbox;
+  /** The executable a program name runs (absolute), or undefined when not installed. */
+  locate(program: string): string | undefined;
+}
+
+export type ResolvedRedirection =
+  | { kind: 'read'; fd: Fd; path: string }
+  | { kind: 'write'; fd: Fd; path: string; append: boolean }
+  | { kind: 'duplicate'; fd: Fd; from: Fd }
+  | { kind: 'text'; fd: Fd; text: string };
+
+/** Exactly what one simple command will run, after every check. */
+export interface Invocation {
+  program: string;
+  /** Absolute executable; `builtin` for bash's `type`; undefined when the program is not installed. */
+  executable: string | 'builtin' | undefined;
+  /** argv[0] is the program name. */
+  argv: string[];
+  redirections: ResolvedRedirection[];
+}
+
+/** The program name rules: a bare name on the tool's allowlist, with the reason when it is not. */
+export function checkProgramName(name: string, tool: ShellToolName): void {
+  if (name === '') refuse('an empty program name');
+  if (name.includes('/')) refuse(`${name}: program names must be bare allowlisted names, not paths`);
+  const family = name.startsWith('mkfs.') ? 'mkfs' : name;
+  const always = ALWAYS_REFUSED[family];
+  if (always !== undefined) refuse(`${name} is always refused (${always})`);
+  if (NETWORK_PROGRAMS.includes(name)) refuse(`${name}: network programs are refused`);
+  const allowed = programsFor(tool);
+  if (allowed.includes(name)) return;
+  if (name === 'cd') refuse('cd is not available; use the cwd parameter instead');
+  if (WRAPPERS.includes(name)) refuse(`${name} runs another program, which the policy cannot check`);
+  refuse(`${name} is not in the ${tool} allowlist (allowed: ${allowed.join(', ')})`);
+}
+
+function resolveRedirection(redirection: RedirectionSpec, ctx: PolicyContext): ResolvedRedirection {
+  if (redirection.kind === 'read') {
+    return { ...redirection, path: checkPathUse({ path: redirection.target.value, access: 'read' }, ctx.cwd, ctx.sandbox) };
+  }
+  if (redirection.kind === 'write') {
+    const path = checkPathUse({ path: redirection.target.value, access: 'write' }, ctx.cwd, ctx.sandbox);
+    return { kind: 'write', fd: redirection.fd, path, append: redirection.append };
+  }
+  return redirection;
+}
+
+/**
+ * Checks one simple command against the current file system: expands its globs, reads its
+ * arguments as the program will, and resolves every path. Runs once before anything starts and
+ * again just before the command itself starts, so earlier commands cannot change what it touches.
+ */
+export function authorizeCommand(spec: SimpleCommandSpec, ctx: PolicyContext): Invocation {
+  checkProgramName(spec.program, ctx.tool);
+  const check = PROGRAM_CHECKS[spec.program];
+  if (check === undefined) return refuse(`${spec.program} has no argument rules`);
+  const args = spec.args.flatMap((word) => expandGlob(word, ctx.cwd, ctx.sandbox));
+  const checked = check(args, { tool: ctx.tool, cwd: ctx.cwd, locate: (name) => ctx.locate(name) });
+  for (const use of checked.paths) checkPathUse(use, ctx.cwd, ctx.sandbox);
+  const redirections = spec.redirections.map((r) => resolveRedirection(r, ctx));
+  const executable = spec.program === 'type' ? 'builtin' : ctx.locate(spec.program);
+  return { program: spec.program, executable, argv: [spec.program, ...checked.args], redirections };
+}

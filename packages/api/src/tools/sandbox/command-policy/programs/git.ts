@@ -1,0 +1,220 @@
+import { refuse } from '../refusal.js';
+import type { PathUse } from '../path-access.js';
+import type { CommandContext, ProgramCheck } from './types.js';
+
+/** A repository's own config must not be able to run code through the commands we allow. */
+export const GIT_FORCED_CONFIG = [
+  '-c', 'core.fsmonitor=false',
+  '-c', 'core.pager=cat',
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'diff.external=',
+  // No editor can open without a terminal; `true` makes `git commit` without -m fail at once.
+  '-c', 'core.editor=true',
+  '-c', 'sequence.editor=true',
+  '-c', 'protocol.ext.allow=never',
+];
+
+const READONLY_SUBCOMMANDS = new Set(['status', 'log', 'diff', 'show', 'branch']);
+const BASH_SUBCOMMANDS = new Set([
+  'status', 'log', 'diff', 'show', 'branch', 'tag', 'remote', 'config', 'ls-files', 'ls-tree', 'rev-parse', 'describe',
+  'shortlog', 'blame', 'add', 'commit', 'checkout', 'switch', 'restore', 'merge', 'rebase', 'cherry-pick', 'stash',
+  'pull', 'fetch', 'init', 'reset', 'clean', 'rm', 'mv',
+]);
+
+const GLOBAL_ALLOWED = new Set([
+  '--no-pager', '-P', '-p', '--paginate', '--no-optional-locks', '--literal-pathspecs', '--glob-pathspecs',
+  '--noglob-pathspecs', '--icase-pathspecs', '--no-replace-objects', '--version', '--help',
+]);
+
+const GLOBAL_REFUSED: Record<string, string> = {
+  '-c': 'sets configuration, which can run programs',
+  '--config-env': 'sets configuration, which can run programs',
+  '-C': 'changes to another directory; use the cwd parameter',
+  '--git-dir': 'points git at another repository',
+  '--work-tree': 'points git at another work tree',
+  '--exec-path': 'changes where git finds its programs',
+  '--namespace': 'is not needed here',
+  '--super-prefix': 'is not needed here',
+  '--bare': 'is not needed here',
+};
+
+/** Long options refused in every subcommand, also when abbreviated (`--outp`). */
+const REFUSED_LONG: Record<string, string> = {
+  output: 'writes to a file',
+  'upload-pack': 'runs another program',
+  'receive-pack': 'runs another program',
+  exec: 'runs another program',
+  'config-env': 'sets configuration, which can run programs',
+  'git-dir': 'points git at another repository',
+  'work-tree': 'points git at another work tree',
+  template: 'copies hooks from a template directory',
+  'separate-git-dir': 'moves the repository elsewhere',
+  'recurse-submodules': 'fetches and runs submodule commands',
+};
+
+const SAFE_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree']);
+const STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase', 'cherry-pick']);
+/** Where `-s` means --strategy (in cherry-pick it is --signoff). */
+const SHORT_STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase']);
+const REMOTE_SUBCOMMANDS = new Set(['fetch', 'pull', 'remote']);
+
+/** Short options whose values are messages, counts or patterns, not paths. */
+const TEXT_SHORT = new Set(['m', 'n', 'X']);
+/** The pickaxe options; elsewhere `-S` can name a file (git blame -S <revs-file>). */
+const PICKAXE_SUBCOMMANDS = new Set(['log', 'show', 'diff', 'shortlog']);
+const isTextShort = (sub: string, letter: string): boolean =>
+  TEXT_SHORT.has(letter) || (PICKAXE_SUBCOMMANDS.has(sub) && (letter === 'S' || letter === 'G'));
+const TEXT_LONG = new Set([
+  'message', 'author', 'committer', 'date', 'format', 'pretty', 'grep', 'since', 'until', 'after', 'before',
+  'max-count', 'skip', 'strategy-option', 'sort', 'trailer', 'abbrev', 'strategy',
+]);
+
+function splitGlobal(args: string[]): { globals: string[]; sub: string | undefined; rest: string[] } {
+  const globals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith('-')) return { globals, sub: arg, rest: args.slice(i + 1) };
+    const name = arg.split('=')[0] as string;
+    const reason = GLOBAL_REFUSED[name] ?? (name.startsWith('-C') ? GLOBAL_REFUSED['-C'] : undefined) ?? (name.startsWith('-c') ? GLOBAL_REFUSED['-c'] : undefined);
+    if (reason !== undefined) refuse(`git ${name} ${reason}`);
+    if (!GLOBAL_ALLOWED.has(arg)) refuse(`git option ${arg} is not in the allowlist`);
+    globals.push(arg);
+  }
+  return { globals, sub: undefined, rest: [] };
+}
+
+function refusedLong(name: string): string | undefined {
+  const match = Object.keys(REFUSED_LONG).find((refused) => name !== '' && refused.startsWith(name));
+  return match === undefined ? undefined : `git --${match} ${REFUSED_LONG[match]}`;
+}
+
+interface ReadArgs {
+  options: { name: string; value?: string }[];
+  operands: string[];
+  paths: PathUse[];
+}
+
+/**
+ * Git's options are too many to list, so this reads them loosely and fails closed: refused options
+ * are caught in any spelling, and every value or operand that is not known text is treated as a
+ * path and must stay inside the allowed paths.
+ */
+function readArgs(sub: string, rest: string[]): ReadArgs {
+  const out: ReadArgs = { options: [], operands: [], paths: [] };
+  const path = (value: string): void => {
+    out.paths.push({ path: value, access: 'read' });
+  };
+  let ended = false;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (ended || arg === '-' || !arg.startsWith('-')) {
+      out.operands.push(arg);
+      path(arg);
+    } else if (arg === '--') {
+      ended = true;
+    } else if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      const reason = refusedLong(name);
+      if (reason !== undefined) refuse(reason);
+      const value = eq < 0 ? undefined : arg.slice(eq + 1);
+      if (value === undefined && TEXT_LONG.has(name) && i + 1 < rest.length) {
+        out.options.push({ name, value: rest[++i] as string });
+        continue;
+      }
+      out.options.push(value === undefined ? { name } : { name, value });
+      if (value !== undefined && !TEXT_LONG.has(name)) path(value);
+    } else {
+      i = readShortBundle(sub, arg, rest, i, out);
+    }
+  }
+  return out;
+}
+
+/** `-am msg`, `-n5`, `-xcmd`: letters until one that takes a value. Returns the new index. */
+function readShortBundle(sub: string, arg: string, rest: string[], i: number, out: ReadArgs): number {
+  for (let j = 1; j < arg.length; j++) {
+    const letter = arg[j] as string;
+    if (sub === 'rebase' && letter === 'x') refuse('git rebase -x runs another program');
+    if (SHORT_STRATEGY_SUBCOMMANDS.has(sub) && letter === 's') {
+      const attached = arg.slice(j + 1);
+      out.options.push({ name: 'strategy', value: attached !== '' ? attached : ((rest[i + 1] as string | undefined) ?? '') });
+      return attached !== '' ? i : i + 1;
+    }
+    if (isTextShort(sub, letter)) {
+      const attached = arg.slice(j + 1);
+      out.options.push({ name: letter, value: attached !== '' ? attached : ((rest[i + 1] as string | undefined) ?? '') });
+      return attached !== '' ? i : i + 1;
+    }
+    out.options.push({ name: letter });
+  }
+  // An unknown letter may take the rest of the bundle as its value (`-O<orderfile>`), so it must
+  // stay inside like any path.
+  const remainder = arg.slice(2);
+  if (remainder !== '') out.paths.push({ path: remainder, access: 'read' });
+  return i;
+}
+
+function checkStrategies(sub: string, read: ReadArgs): void {
+  if (!STRATEGY_SUBCOMMANDS.has(sub)) return;
+  for (const o of read.options) {
+    // Shorter prefixes are ambiguous to git (--stat, --squash) and rejected by it.
+    const isStrategy = o.name.length >= 4 && 'strategy'.startsWith(o.name);
+    if (isStrategy && (o.value === undefined || !SAFE_STRATEGIES.has(o.value))) {
+      refuse(`git ${sub} strategy ${o.value ?? ''} is not allowed (a strategy runs git-merge-<name>)`);
+    }
+  }
+}
+
+function checkRemoteUrls(sub: string, read: ReadArgs): void {
+  if (!REMOTE_SUBCOMMANDS.has(sub)) return;
+  for (const operand of read.operands) {
+    if (operand.includes('::') || /^(ext|file):/i.test(operand)) refuse(`git ${sub} ${operand}: transport helpers and file: URLs are refused`);
+  }
+}
+
+const BRANCH_LIST_OPTIONS = new Set([
+  'a', 'r', 'l', 'v', 'i', 'all', 'remotes', 'list', 'verbose', 'contains', 'no-contains', 'merged', 'no-merged',
+  'points-at', 'sort', 'format', 'show-current', 'color', 'no-color', 'column', 'no-column', 'ignore-case',
+  'abbrev', 'no-abbrev', 'omit-empty',
+]);
+const LIST_MODE = new Set(['l', 'list', 'contains', 'no-contains', 'merged', 'no-merged', 'points-at']);
+
+/** In bash_readonly, `git branch` may only list: any other option or a bare name changes branches. */
+function checkReadonlyBranch(read: ReadArgs): void {
+  for (const o of read.options) {
+    if (!BRANCH_LIST_OPTIONS.has(o.name)) refuse(`git branch ${o.name.length === 1 ? '-' : '--'}${o.name} changes branches (bash_readonly only lists them)`);
+  }
+  const listing = read.options.some((o) => LIST_MODE.has(o.name));
+  if (read.operands.length > 0 && !listing) refuse('git branch <name> creates a branch (bash_readonly only lists them)');
+}
+
+const CONFIG_READ_OPTIONS = new Set(['get', 'get-all', 'get-regexp', 'list', 'l', 'show-origin', 'show-scope', 'name-only', 'z', 'null', 'local', 'global', 'system', 'includes', 'type', 'bool', 'int', 'path']);
+const CONFIG_WRITABLE_KEYS = new Set(['user.name', 'user.email']);
+
+/** git config: reading, or setting user.name / user.email in the repository. */
+function checkConfig(read: ReadArgs): void {
+  const names = read.options.map((o) => o.name);
+  for (const name of names) if (!CONFIG_READ_OPTIONS.has(name)) refuse(`git config ${name.length === 1 ? '-' : '--'}${name} is not allowed (only reads, or setting user.name/user.email)`);
+  const reading = names.some((n) => n.startsWith('get') || n === 'list' || n === 'l');
+  if (reading || read.operands.length <= 1) return;
+  const key = (read.operands[0] as string).toLowerCase();
+  if (read.operands.length !== 2 || !CONFIG_WRITABLE_KEYS.has(key)) refuse('git config may only set user.name or user.email');
+  if (names.includes('global') || names.includes('system')) refuse('git config may only set values in the repository (--local)');
+}
+
+export const git: ProgramCheck = (args, ctx: CommandContext) => {
+  const { globals, sub, rest } = splitGlobal(args);
+  if (sub === undefined) return globals.length > 0 ? { args: [...GIT_FORCED_CONFIG, ...globals], paths: [] } : refuse('git needs a subcommand');
+  const allowed = ctx.tool === 'bash_readonly' ? READONLY_SUBCOMMANDS : BASH_SUBCOMMANDS;
+  if (!allowed.has(sub)) refuse(`git ${sub} is not allowed in ${ctx.tool} (allowed: ${[...allowed].join(', ')})`);
+  const read = readArgs(sub, rest);
+  checkStrategies(sub, read);
+  checkRemoteUrls(sub, read);
+  if (sub === 'branch' && ctx.tool === 'bash_readonly') checkReadonlyBranch(read);
+  if (sub === 'config') {
+    checkConfig(read);
+    return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [] };
+  }
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: read.paths };
+};

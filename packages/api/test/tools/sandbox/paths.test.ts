@@ -1,0 +1,46 @@
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PathOutsideError, PathSandbox } from '../../../src/tools/sandbox/paths.js';
+
+let root: string;
+let sandbox: PathSandbox;
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'mada-paths-')));
+  mkdirSync(join(root, 'src'));
+  writeFileSync(join(root, 'src', 'a.ts'), '');
+  symlinkSync('/etc/ssl', join(root, 'sslink'));
+  symlinkSync(join(root, 'src'), join(root, 'inner'));
+  symlinkSync('/nowhere/at/all', join(root, 'dangling'));
+  sandbox = new PathSandbox([root]);
+});
+
+const refused = (path: string) => expect(() => sandbox.resolve(path, root)).toThrow(PathOutsideError);
+
+describe('PathSandbox', () => {
+  it('resolves paths inside, existing or not yet created', () => {
+    expect(sandbox.resolve('src/a.ts', root)).toBe(join(root, 'src/a.ts'));
+    expect(sandbox.resolve(join(root, 'src/new/file.ts'), root)).toBe(join(root, 'src/new/file.ts'));
+    expect(sandbox.resolve('src/../src/./a.ts', root)).toBe(join(root, 'src/a.ts'));
+  });
+
+  it('follows symlinks that stay inside', () => {
+    expect(sandbox.resolve('inner/a.ts', root)).toBe(join(root, 'src/a.ts'));
+  });
+
+  it('applies .. after a symlink from the link target, as the kernel does', () => {
+    // sslink -> /etc/ssl, so sslink/../passwd is /etc/passwd, not <root>/passwd.
+    refused('sslink/../passwd');
+    refused(`${root}/sslink/../passwd`);
+  });
+
+  it.each(['../outside', '/etc/passwd', 'sslink/certs', '/proc/self/root/etc/passwd', 'dangling', 'dangling/x', 'nothere/../../etc/passwd'])(
+    'refuses %s',
+    (path) => refused(path),
+  );
+
+  it('names the path in the refusal', () => {
+    expect(() => sandbox.resolve('/etc/passwd', root)).toThrow('Path outside allowed paths: /etc/passwd');
+  });
+});

@@ -1,0 +1,75 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
+import type { ToolContext, ToolSettings } from '../../../../src/tools/tool.js';
+
+/** A temp directory holding `project/` (the allowed path: a git repository) and `outside/` (not allowed). */
+export interface Project {
+  base: string;
+  root: string;
+  outside: string;
+  sandbox: PathSandbox;
+  cleanup(): void;
+}
+
+const FILES: Record<string, string> = {
+  'README.md': '# Demo\nSome text\n',
+  'notes.txt': 'alpha\nbeta\ngamma\nbeta\n',
+  'main.py': "print('hello from main')\n",
+  'data.csv': 'name,age\nann,30\nbob,25\n',
+  Makefile: 'hello:\n\t@echo made\n',
+  'src/app.ts': 'export const answer = 42;\n// TODO: more\n',
+  'src/util.ts': 'export function add(a: number, b: number) {\n  return a + b;\n}\n',
+};
+
+const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', GIT_CONFIG_NOSYSTEM: '1' };
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
+}
+
+export function createProject(): Project {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'mada-shell-')));
+  const root = join(base, 'project');
+  const outside = join(base, 'outside');
+  mkdirSync(join(root, 'src'), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'secret.txt'), 'top secret\n');
+  for (const [name, content] of Object.entries(FILES)) writeFileSync(join(root, name), content);
+  git(root, 'init', '-q', '-b', 'main');
+  git(root, 'config', 'user.name', 'Test User');
+  git(root, 'config', 'user.email', 'test@example.com');
+  git(root, 'add', '.');
+  git(root, 'commit', '-q', '-m', 'initial commit');
+  execFileSync('tar', ['-cf', 'archive.tar', 'src'], { cwd: root });
+  execFileSync('python3', ['-c', "import zipfile\nwith zipfile.ZipFile('bundle.zip', 'w') as z: z.write('notes.txt')"], { cwd: root, env: gitEnv });
+  symlinkSync('/etc', join(root, 'escape'));
+  symlinkSync('/etc/hostname', join(root, 'hostname-link'));
+  symlinkSync('../outside', join(root, 'outside-link'));
+  return { base, root, outside, sandbox: new PathSandbox([root]), cleanup: () => rmSync(base, { recursive: true, force: true }) };
+}
+
+export const testSettings = (overrides: Partial<ToolSettings> = {}): ToolSettings => ({
+  toolTimeoutSeconds: 120,
+  sandboxEnabled: true,
+  sandboxNetwork: false,
+  maxWriteBytes: 10_485_760,
+  searchEngineUrl: 'http://localhost:8080',
+  searchEngineTimeout: 10,
+  retryMaxAttempts: 3,
+  retryBaseDelay: 1,
+  retryMaxDelay: 30,
+  ...overrides,
+});
+
+export function toolContext(project: Project, overrides: Partial<ToolContext> = {}): ToolContext {
+  return {
+    workingDir: project.root,
+    sandbox: project.sandbox,
+    settings: testSettings(),
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
