@@ -1,1 +1,3 @@
-export {};
+export { runCli } from './cli.js';
+export { ApiClient, type ApiClientOptions } from './api/client.js';
+export { readJsonFrames, readSseData } from './stream/sse-reader.js';

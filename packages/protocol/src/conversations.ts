@@ -58,8 +58,13 @@ export type ListConversationsQuery = z.infer<typeof ListConversationsQuery>;
 
 export const ConversationParams = z.object({ conversation_id: z.string() });
 
-export const AddMessageRequest = z.object({ content: z.string().min(1) }).meta({ id: 'AddMessageRequest' });
+/** A turn: the message, and the permission mode the conversation's agent runs in (default `default`). */
+export const AddMessageRequest = z
+  .object({ content: z.string().min(1), mode: z.enum(['default', 'plan', 'auto_accept']).default('default') })
+  .meta({ id: 'AddMessageRequest' });
 export type AddMessageRequest = z.infer<typeof AddMessageRequest>;
+/** What a client sends (mode may be left out). */
+export type AddMessageInput = z.input<typeof AddMessageRequest>;
 
 export const AddMessageResponse = z
   .object({
@@ -93,9 +98,3 @@ export const TurnDoneFrame = z
   })
   .meta({ id: 'TurnDoneFrame' });
 export type TurnDoneFrame = z.infer<typeof TurnDoneFrame>;
-
-/** A streamed turn also takes the permission mode; the agent is the conversation's own. */
-export const StreamTurnRequest = AddMessageRequest.extend({
-  mode: z.enum(['default', 'plan', 'auto_accept']).default('default'),
-}).meta({ id: 'StreamTurnRequest' });
-export type StreamTurnRequest = z.infer<typeof StreamTurnRequest>;

@@ -50,6 +50,16 @@ describe.each(DIALECTS)('conversation turns on %s', (dialect) => {
     expect((await detail(id)).title).toBe('hello');
   });
 
+  it('runs the agent in the requested mode: plan offers no write tool', async () => {
+    await start();
+    const id = await create('task');
+    model.push(scripted.toolCalls({ name: 'glob_files', arguments: { pattern: '*' } }), scripted.text('## Analysis\nnone\n## Recommendations\nnone'));
+    const response = await t.app.inject({ method: 'POST', url: `/conversations/${id}/messages`, payload: { content: 'look', mode: 'plan' } });
+    expect(response.statusCode).toBe(200);
+    expect(model.requests[0]?.tools.map((tool) => tool.name).sort()).toEqual(['bash_readonly', 'glob_files', 'grep_content', 'read_file', 'spawn_agent']);
+    expect(model.requests[0]?.messages[0]?.content).toContain('## Recommendations');
+  });
+
   it('puts the last keep_recent messages before the request in <recent_conversation>', async () => {
     await start({ KEEP_RECENT_MESSAGES: '2' });
     const id = await create();

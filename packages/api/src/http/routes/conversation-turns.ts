@@ -5,7 +5,6 @@ import {
   ConversationParams,
   ErrorResponse,
   StreamFrame,
-  StreamTurnRequest,
   TurnDoneFrame,
   ValidationErrorResponse,
 } from '@mada/protocol';
@@ -43,7 +42,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
     },
     async (request, reply) => {
       const result = await turns.addMessage(request.params.conversation_id, request.caller.userId, request.body.content, {
-        mode: 'default',
+        mode: request.body.mode,
         signal: abortOnClientGone(reply),
       });
       return {
@@ -68,7 +67,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
           'goes away the run stops: the user message stays stored and no assistant message is stored.',
         ].join(' '),
         params: ConversationParams,
-        body: StreamTurnRequest,
+        body: AddMessageRequest,
         produces: ['text/event-stream'],
         response: {
           200: {

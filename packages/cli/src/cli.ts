@@ -1,0 +1,100 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { AGENT_TYPES, PERMISSION_MODES } from '@mada/protocol';
+import { explainFailure } from './api/explain.js';
+import { chatCommand, type ChatFlags } from './commands/chat.js';
+import { configCommand, type ConfigFlags } from './commands/config.js';
+import { exploreCommand, type ExploreFlags } from './commands/explore.js';
+import { sessionsCommand, type SessionsFlags } from './commands/sessions.js';
+import { statusCommand, type StatusFlags } from './commands/status.js';
+import { EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
+import { Terminal } from './ui/terminal.js';
+import { cliVersion } from './version.js';
+
+const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+function apiOption(): Option {
+  return new Option('-a, --api <url>', 'service URL (overrides MADA_API_URL and api.url)');
+}
+
+function limit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError('must be a whole number from 1 to 100');
+  return n;
+}
+
+/** The command tree; each action stores its exit code in `result`. */
+function buildProgram(terminal: Terminal, result: { code: number }): Command {
+  const version = cliVersion();
+  const program = new Command('mada')
+    .description('Terminal client for the mada agent service')
+    .version(version, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .showHelpAfterError('(mada --help lists commands and options)')
+    .addHelpText('after', '\nWith no command, mada starts a chat. Settings: ~/.mada/config.toml (see `mada config`).');
+  const command = (name: string, description: string, isDefault = false): Command =>
+    program.command(name, { isDefault }).description(description).version(version, '-v, --version', 'print the version');
+
+  command('chat', 'chat with an agent (the default command)', true)
+    .option('-d, --directory <path>', 'working directory for the agent (default: the current one)')
+    .addOption(apiOption())
+    .addOption(new Option('--agent <name>', 'agent to talk to').choices(AGENT_TYPES).default('task'))
+    .addOption(new Option('--mode <mode>', 'permission mode (overrides MADA_MODE and cli.mode)').choices(PERMISSION_MODES))
+    .option('--stream', 'stream progress as it happens (default)')
+    .option('--no-stream', 'wait for the whole reply instead of streaming')
+    .option('--resume <session-id>', 'continue a stored session (see `mada sessions`)')
+    // As the default command, chat receives any word that is not a command: name it as such.
+    .allowExcessArguments(true)
+    .action(async (flags: ChatFlags, chat: Command) => {
+      const [unknown] = chat.args;
+      if (unknown !== undefined) throw new UsageError(`unknown command '${unknown}'`, 'mada --help lists the commands');
+      result.code = await chatCommand(flags, terminal);
+    });
+
+  command('status', 'check the service and list its agents')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: StatusFlags) => {
+      result.code = await statusCommand(flags, terminal);
+    });
+
+  command('sessions', 'list your stored sessions, most recent first')
+    .addOption(apiOption())
+    .option('--limit <n>', 'how many to list (1-100)', limit, 20)
+    .option('--json', 'print JSON')
+    .action(async (flags: SessionsFlags) => {
+      result.code = await sessionsCommand(flags, terminal);
+    });
+
+  command('config', 'show the effective settings and where each comes from')
+    .option('--init', 'write a default ~/.mada/config.toml')
+    .option('--force', 'with --init: overwrite an existing file')
+    .option('--json', 'print JSON')
+    .action((flags: ConfigFlags) => {
+      result.code = configCommand(flags, terminal);
+    });
+
+  command('explore', 'one-shot question to the explore agent (deprecated: use `mada chat --agent explore`)')
+    .argument('<query...>', 'what to ask')
+    .option('-d, --directory <path>', 'directory to explore (default: the current one)')
+    .addOption(apiOption())
+    .action(async (words: string[], flags: ExploreFlags) => {
+      result.code = await exploreCommand(words, flags, terminal);
+    });
+
+  return program;
+}
+
+/** Runs the client; the exit code is 0 on success, 1 on an error, 2 on a usage error. */
+export async function runCli(argv: string[], terminal = new Terminal()): Promise<number> {
+  const result = { code: EXIT_OK };
+  try {
+    await buildProgram(terminal, result).parseAsync(argv);
+    return result.code;
+  } catch (error) {
+    if (error instanceof CommanderError) return HELP_CODES.has(error.code) ? EXIT_OK : EXIT_USAGE;
+    const failure = explainFailure(error);
+    terminal.error(failure.message, failure.hint);
+    return failure.exitCode;
+  }
+}

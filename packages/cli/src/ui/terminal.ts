@@ -1,0 +1,54 @@
+import { styleText } from 'node:util';
+
+type Format = Parameters<typeof styleText>[0];
+
+export interface TerminalStreams {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+}
+
+const noColorRequested = (env: NodeJS.ProcessEnv): boolean => env.NO_COLOR !== undefined && env.NO_COLOR !== '';
+
+/**
+ * Where output goes and how it may look. Colour, spinners and rendered markdown need a TTY and
+ * no NO_COLOR (https://no-color.org); otherwise everything is plain text fit for a pipe or a log.
+ */
+export class Terminal {
+  readonly rich: boolean;
+  private readonly richErrors: boolean;
+
+  constructor(private readonly streams: TerminalStreams = { stdout: process.stdout, stderr: process.stderr, env: process.env }) {
+    const noColor = noColorRequested(streams.env);
+    this.rich = Boolean(streams.stdout.isTTY) && !noColor;
+    this.richErrors = Boolean(streams.stderr.isTTY) && !noColor;
+  }
+
+  get stdout(): NodeJS.WritableStream {
+    return this.streams.stdout;
+  }
+
+  get columns(): number {
+    return this.streams.stdout.columns ?? 80;
+  }
+
+  style(format: Format, text: string): string {
+    return this.rich ? styleText(format, text) : text;
+  }
+
+  print(text = ''): void {
+    this.streams.stdout.write(`${text}\n`);
+  }
+
+  /** A failure as one line: what went wrong, then what to do about it. */
+  error(message: string, hint?: string): void {
+    const paint = (format: Format, text: string): string => (this.richErrors ? styleText(format, text) : text);
+    const advice = hint ? paint('dim', `; ${hint}`) : '';
+    this.streams.stderr.write(`${paint('red', 'mada:')} ${message}${advice}\n`);
+  }
+
+  notice(message: string): void {
+    const text = this.richErrors ? styleText('yellow', message) : message;
+    this.streams.stderr.write(`${text}\n`);
+  }
+}
