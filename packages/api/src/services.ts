@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { AgentEngine } from './agents/engine.js';
 import { ExpirySweeper } from './conversations/expiry-sweeper.js';
 import { ConversationService } from './conversations/service.js';
@@ -38,7 +39,8 @@ export function createEngine(settings: Settings, model: ModelClient, startDir: s
   return new AgentEngine({
     model,
     tools: createToolRegistry(),
-    sandbox: new PathSandbox(settings.allowedPaths),
+    // The .env main.ts reads at start-up: no agent may rewrite the service's settings.
+    sandbox: new PathSandbox(settings.allowedPaths, [join(startDir, '.env')]),
     toolSettings: settings,
     limits: { maxSteps: settings.agentMaxSteps, contextTokens: settings.llmNumCtx, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,

@@ -1,16 +1,17 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { gitPathRefusal, isProtectedGitPath } from './git-protection.js';
+import { isProtectedGitPath } from './sandbox/protected-paths.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
 
 /**
  * The real path a write tool may write for `path` (relative paths are taken from the working
- * directory): inside the sandbox and not a git hook or git configuration file.
+ * directory): inside the sandbox, not a git hook or git configuration file, not the service's .env.
  */
 export function writablePath(path: string, context: ToolContext): string {
   const real = context.sandbox.resolve(path, context.workingDir);
-  if (isProtectedGitPath(path) || isProtectedGitPath(real)) throw new ToolError(gitPathRefusal(path));
+  if (isProtectedGitPath(path) || isProtectedGitPath(real)) throw new ToolError(`Refusing to write git hooks or configuration: ${path}`);
+  if (context.sandbox.isProtectedFile(real)) throw new ToolError(`Refusing to write the service's own settings file: ${path}`);
   return real;
 }
 

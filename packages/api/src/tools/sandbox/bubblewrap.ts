@@ -24,6 +24,8 @@ export interface BwrapOptions {
   bwrapPath: string;
   /** Bound writable; everything else is read-only. */
   allowedPaths: readonly string[];
+  /** Files inside the allowed paths kept read-only (the service's `.env`); bound when they exist. */
+  readOnlyFiles?: readonly string[];
   network: boolean;
   cwd: string;
 }
@@ -38,6 +40,7 @@ const PROBE_TIMEOUT_MS = 5000;
 export function bwrapArguments(options: BwrapOptions, executable: string, args: readonly string[]): string[] {
   const binds = options.allowedPaths.flatMap((path) => ['--bind', path, path]);
   const hooks = gitHookDirectories(options.cwd, options.allowedPaths).flatMap((path) => ['--ro-bind', path, path]);
+  const readOnly = (options.readOnlyFiles ?? []).filter(exists).flatMap((path) => ['--ro-bind', path, path]);
   return [
     '--ro-bind', '/', '/',
     '--dev', '/dev',
@@ -45,6 +48,7 @@ export function bwrapArguments(options: BwrapOptions, executable: string, args: 
     '--tmpfs', '/tmp',
     ...binds,
     ...hooks,
+    ...readOnly,
     '--unshare-all',
     ...(options.network ? ['--share-net'] : []),
     // Without this, a root service's commands keep CAP_SYS_ADMIN and can remount / read-write.
@@ -59,6 +63,15 @@ export function bwrapArguments(options: BwrapOptions, executable: string, args: 
     ...args,
   ];
 }
+
+const exists = (path: string): boolean => {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const isDirectory = (path: string): boolean => {
   try {

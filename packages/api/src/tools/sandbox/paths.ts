@@ -54,10 +54,21 @@ export function isWithin(root: string, candidate: string): boolean {
 /** The allowed roots (already absolute and symlink-free, as settings.ts makes them). */
 export class PathSandbox {
   readonly roots: readonly string[];
+  /** Files no tool may write although they lie inside a root: the service's own `.env`. */
+  readonly protectedFiles: readonly string[];
 
-  constructor(roots: readonly string[]) {
+  constructor(roots: readonly string[], protectedFiles: readonly string[] = []) {
     if (roots.length === 0) throw new Error('PathSandbox needs at least one root');
     this.roots = roots.map((root) => resolveReal(root));
+    this.protectedFiles = protectedFiles.map((file) => resolveReal(file));
+  }
+
+  /**
+   * Whether `realPath` is a protected file: writing the service's `.env` would change its
+   * settings, ALLOWED_PATHS included, at the next start.
+   */
+  isProtectedFile(realPath: string): boolean {
+    return this.protectedFiles.includes(realPath);
   }
 
   contains(realPath: string): boolean {

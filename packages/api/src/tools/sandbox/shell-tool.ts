@@ -46,7 +46,15 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const confinement = await confinementFor(tool, context, searchPath);
   const launcher =
     confinement.active && confinement.bwrapPath !== undefined
-      ? bwrapLauncher({ bwrapPath: confinement.bwrapPath, allowedPaths: context.sandbox.roots, network: context.settings.sandboxNetwork }, checked.cwd)
+      ? bwrapLauncher(
+          {
+            bwrapPath: confinement.bwrapPath,
+            allowedPaths: context.sandbox.roots,
+            readOnlyFiles: context.sandbox.protectedFiles,
+            network: context.settings.sandboxNetwork,
+          },
+          checked.cwd,
+        )
       : undefined;
   let result: RunResult;
   try {

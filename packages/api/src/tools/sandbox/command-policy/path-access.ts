@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, sep } from 'node:path';
 import { PathOutsideError, type PathSandbox } from '../paths.js';
+import { isProtectedGitPath } from '../protected-paths.js';
 import { refuse } from './refusal.js';
 
 /**
@@ -18,19 +19,6 @@ export interface PathUse {
 
 /** Readable and writable whatever the sandbox: they hold no secrets and lead nowhere. Never removable. */
 const STANDARD_STREAMS = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr']);
-
-/**
- * A repository's hooks and config run code the next time anyone uses git there, so no command may
- * write them: any `hooks` below a `.git` directory (submodules and worktrees have their own), any
- * `config*` file there (`config.worktree` too), nor the `.git` entry itself.
- */
-export function isProtectedGitPath(realPath: string): boolean {
-  const parts = realPath.split(sep);
-  const gitIndex = parts.indexOf('.git');
-  if (gitIndex < 0) return false;
-  const below = parts.slice(gitIndex + 1);
-  return below.length === 0 || below.includes('hooks') || (below[below.length - 1] ?? '').startsWith('config');
-}
 
 /**
  * Resolves a path the way the kernel walks it: one component at a time, each symbolic link
@@ -71,5 +59,6 @@ export function checkPathUse(use: PathUse, cwd: string, sandbox: PathSandbox): s
   const base = use.base === undefined ? cwd : resolveInside(use.base, cwd, sandbox);
   const real = resolveInside(use.path, base, sandbox);
   if (use.access !== 'read' && isProtectedGitPath(real)) refuse(`writing to .git/hooks, .git/config or a .git directory is refused (${use.path})`);
+  if (use.access !== 'read' && sandbox.isProtectedFile(real)) refuse(`writing the service's own settings file is refused (${use.path})`);
   return real;
 }

@@ -1,0 +1,56 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+let model: ScriptedModel;
+let t: TestApp;
+let envFile: string;
+beforeEach(async () => {
+  model = await startScriptedModel();
+  t = await createTestApp({ model: { url: model.url } });
+  envFile = join(t.workdir, '.env');
+  writeFileSync(envFile, 'LOG_LEVEL=info\n');
+});
+afterEach(async () => {
+  await t.close();
+  await model.close();
+});
+
+/** Runs task in auto_accept with one tool call and returns the text the tool handed back. */
+async function toolResultOf(tool: string, args: Record<string, unknown>): Promise<string> {
+  model.push(scripted.toolCalls({ name: tool, arguments: args }), scripted.text('done'));
+  await t.app.inject({ method: 'POST', url: '/agents/run', payload: { agent_type: 'task', prompt: 'widen the sandbox', mode: 'auto_accept' } });
+  return model.requests[1]?.messages.at(-1)?.content ?? '';
+}
+
+describe("the service's own .env, in its start directory (the default sandbox)", () => {
+  it('cannot be rewritten with write_file or edit_file', async () => {
+    expect(await toolResultOf('write_file', { file_path: envFile, content: 'ALLOWED_PATHS=/\n' })).toBe(
+      `Refusing to write the service's own settings file: ${envFile}`,
+    );
+    expect(await toolResultOf('edit_file', { file_path: envFile, old_string: 'LOG_LEVEL=info', new_string: 'ALLOWED_PATHS=/' })).toBe(
+      `Refusing to write the service's own settings file: ${envFile}`,
+    );
+    expect(readFileSync(envFile, 'utf8')).toBe('LOG_LEVEL=info\n');
+  });
+
+  it('cannot be rewritten by a shell redirection or cp', async () => {
+    expect(await toolResultOf('bash', { command: 'echo ALLOWED_PATHS=/ >> .env' })).toMatch(/settings file is refused/);
+    writeFileSync(join(t.workdir, 'evil'), 'ALLOWED_PATHS=/\n');
+    expect(await toolResultOf('bash', { command: 'cp evil .env' })).toMatch(/settings file is refused/);
+    expect(readFileSync(envFile, 'utf8')).toBe('LOG_LEVEL=info\n');
+  });
+
+  it('is read-only inside bubblewrap even for a program the policy cannot see into', async () => {
+    const result = await toolResultOf('bash', { command: `node -e "require('fs').appendFileSync('.env', 'ALLOWED_PATHS=/')"` });
+    expect(result).toMatch(/EROFS|read-only/);
+    expect(readFileSync(envFile, 'utf8')).toBe('LOG_LEVEL=info\n');
+  });
+
+  it('leaves other .env files in projects writable', async () => {
+    const projectEnv = join(t.workdir, 'app.env');
+    expect(await toolResultOf('write_file', { file_path: projectEnv, content: 'X=1\n' })).toMatch(/^Created /);
+  });
+});
