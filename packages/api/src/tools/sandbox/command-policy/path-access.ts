@@ -1,6 +1,5 @@
-import { realpathSync } from 'node:fs';
-import { dirname, isAbsolute, join, sep } from 'node:path';
-import { PathOutsideError, type PathSandbox } from '../paths.js';
+import { isAbsolute } from 'node:path';
+import { resolveReal, type PathSandbox } from '../paths.js';
 import { isProtectedGitPath } from '../protected-paths.js';
 import { refuse } from './refusal.js';
 
@@ -21,36 +20,16 @@ export interface PathUse {
 const STANDARD_STREAMS = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr']);
 
 /**
- * Resolves a path the way the kernel walks it: one component at a time, each symbolic link
- * followed before a later `..` is applied (`link/../x` is the parent of the link's target, not
- * the directory holding the link). Components that do not exist yet are appended as they are.
+ * Resolves a path the way the kernel walks it (PathSandbox's resolveReal: each symbolic link
+ * followed before a later `..` is applied); relative paths start at `base`.
  */
 export function resolvePhysically(path: string, base: string): string {
-  let current = isAbsolute(path) ? '/' : base;
-  for (const part of path.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      current = dirname(current);
-      continue;
-    }
-    const next = join(current, part);
-    try {
-      current = realpathSync(next);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new PathOutsideError(path);
-      current = next;
-    }
-  }
-  return current;
+  return resolveReal(isAbsolute(path) ? path : `${base}/${path}`);
 }
 
-/** The real path of a path inside the sandbox, checked both by the sandbox and component by component. */
+/** The real path of a path inside the sandbox (PathSandbox resolves component by component). */
 export function resolveInside(path: string, base: string, sandbox: PathSandbox): string {
-  sandbox.resolve(path, base);
-  const physical = resolvePhysically(path, base);
-  if (!sandbox.contains(physical)) throw new PathOutsideError(path);
-  return physical;
+  return sandbox.resolve(path, base);
 }
 
 /** The real path of a path argument, or a refusal naming it. */
