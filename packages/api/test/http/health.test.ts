@@ -79,11 +79,16 @@ describe('OpenAPI document', () => {
         'GET /conversations/{conversation_id}',
         'DELETE /conversations/{conversation_id}',
         'POST /conversations/{conversation_id}/save',
+        'POST /conversations/{conversation_id}/messages',
+        'POST /conversations/{conversation_id}/stream',
+        'POST /agents/run',
+        'POST /agents/stream',
       ]),
     );
     const create = document.paths['/conversations/'].post;
     expect(create.requestBody.content['application/json'].schema).toBeDefined();
     expect(create.responses['201'].content['application/json'].schema).toBeDefined();
+    expect(document.paths['/agents/stream'].post.responses['200'].content).toHaveProperty('text/event-stream');
     await t.close();
   });
 
