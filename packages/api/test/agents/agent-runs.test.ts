@@ -63,6 +63,38 @@ describe.each(['ollama', 'openai'] as const)('agent runs over the %s protocol', 
     ]);
   });
 
+  it('sends tool_start with the documented args for each of the nine tools', async () => {
+    const file = join(t.workdir, 'src/app.ts');
+    model.push(
+      scripted.toolCalls(
+        { name: 'read_file', arguments: { file_path: file, offset: 0, limit: 5 } },
+        { name: 'glob_files', arguments: { pattern: '*.ts', path: t.workdir } },
+        { name: 'grep_content', arguments: { pattern: 'answer', path: t.workdir, file_glob: '*.ts' } },
+        { name: 'bash_readonly', arguments: { command: 'ls src' } },
+        { name: 'edit_file', arguments: { file_path: file, old_string: '42', new_string: '43' } },
+        { name: 'write_file', arguments: { file_path: join(t.workdir, 'notes.md'), content: 'hi' } },
+        { name: 'bash', arguments: { command: 'ls', cwd: t.workdir } },
+        { name: 'web_search', arguments: { query: 'fastify sse', num_results: 3 } },
+        { name: 'spawn_agent', arguments: { agent_type: 'explore', prompt: 'short' } },
+      ),
+      scripted.text('sub-agent answer'),
+      scripted.text('all done'),
+    );
+    const frames = await stream({ agent_type: 'task', prompt: 'use everything', mode: 'auto_accept' });
+    expect(frames.filter((f) => f.event === 'tool_start').map((f) => [f.tool, f.args])).toEqual([
+      ['read_file', { file_path: file, offset: 0, limit: 5 }],
+      ['glob_files', { pattern: '*.ts', path: t.workdir }],
+      ['grep_content', { pattern: 'answer', path: t.workdir, file_glob: '*.ts' }],
+      ['bash_readonly', { command: 'ls src' }],
+      ['edit_file', { file_path: file, replace_all: false }],
+      ['write_file', { file_path: join(t.workdir, 'notes.md') }],
+      ['bash', { command: 'ls', cwd: t.workdir }],
+      ['web_search', { query: 'fastify sse', num_results: 3 }],
+      ['spawn_agent', { agent_type: 'explore', prompt: 'short' }],
+    ]);
+    expect(frames.filter((f) => f.event === 'tool_done')).toHaveLength(9);
+  });
+
   it('re-prompts task twice when it answers without tools, and not a third time', async () => {
     model.push(scripted.text('I think it is fine.'), scripted.text('Still fine.'), scripted.text('Trust me.'));
     const frames = await stream({ agent_type: 'task', prompt: 'Is the code fine?' });
