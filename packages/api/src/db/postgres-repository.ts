@@ -15,6 +15,7 @@ import type {
   NewMessage,
   NewSummary,
 } from './repository.js';
+import { countPerUser, messageRows, summaryRow, tokensOf } from './rows.js';
 import { conversations as c, messages as m, userConversationCounts as counts } from './schema/postgres.js';
 import * as schema from './schema/postgres.js';
 
@@ -116,7 +117,7 @@ export class PostgresRepository implements ConversationRepository {
   }
 
   async appendMessages(conversationId: string, batch: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined> {
-    const tokens = batch.reduce((sum, message) => sum + message.tokenCount, 0);
+    const tokens = tokensOf(batch);
     return this.db.transaction(async (tx) => {
       const [conversation] = await tx
         .update(c)
@@ -130,15 +131,7 @@ export class PostgresRepository implements ConversationRepository {
         .where(eq(c.id, conversationId))
         .returning();
       if (!conversation) return undefined;
-      const first = conversation.lastSeq - batch.length + 1;
-      const rows = batch.map((message, i) => ({
-        ...message,
-        conversationId,
-        seq: first + i,
-        isSummary: false,
-        summarizesUpTo: null,
-        createdAt: options.now,
-      }));
+      const rows = messageRows(conversationId, batch, conversation.lastSeq - batch.length + 1, options.now);
       const stored = rows.length > 0 ? await tx.insert(m).values(rows).returning() : [];
       return { conversation, messages: stored };
     });
@@ -211,17 +204,7 @@ export class PostgresRepository implements ConversationRepository {
         .returning();
       const [stored] = await tx
         .insert(m)
-        .values({
-          id: summary.id,
-          conversationId,
-          seq: conversation!.lastSeq,
-          role: 'summary',
-          content: summary.content,
-          tokenCount: summary.tokenCount,
-          isSummary: true,
-          summarizesUpTo: summary.upToId,
-          createdAt: summary.now,
-        })
+        .values(summaryRow(conversationId, summary, conversation!.lastSeq))
         .returning();
       return { conversation: conversation!, summary: stored! };
     });
@@ -247,9 +230,7 @@ export class PostgresRepository implements ConversationRepository {
   async deleteIdleSince(cutoff: Date): Promise<number> {
     return this.db.transaction(async (tx) => {
       const gone = await tx.delete(c).where(lt(c.lastActivityAt, cutoff)).returning({ userId: c.userId });
-      const perUser = new Map<string, number>();
-      for (const { userId } of gone) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
-      for (const [userId, n] of perUser) {
+      for (const [userId, n] of countPerUser(gone)) {
         await tx.update(counts).set({ count: sql`${counts.count} - ${n}` }).where(eq(counts.userId, userId));
       }
       return gone.length;

@@ -17,6 +17,7 @@ import type {
   NewMessage,
   NewSummary,
 } from './repository.js';
+import { countPerUser, messageRows, summaryRow, tokensOf } from './rows.js';
 import { conversations as c, messages as m, userConversationCounts as counts } from './schema/sqlite.js';
 import * as schema from './schema/sqlite.js';
 
@@ -102,7 +103,7 @@ export class SqliteRepository implements ConversationRepository {
   }
 
   async appendMessages(conversationId: string, batch: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined> {
-    const tokens = batch.reduce((sum, message) => sum + message.tokenCount, 0);
+    const tokens = tokensOf(batch);
     return this.db.transaction((tx) => {
       const conversation = tx
         .update(c)
@@ -117,15 +118,7 @@ export class SqliteRepository implements ConversationRepository {
         .returning()
         .get();
       if (!conversation) return undefined;
-      const first = conversation.lastSeq - batch.length + 1;
-      const rows = batch.map((message, i) => ({
-        ...message,
-        conversationId,
-        seq: first + i,
-        isSummary: false,
-        summarizesUpTo: null,
-        createdAt: options.now,
-      }));
+      const rows = messageRows(conversationId, batch, conversation.lastSeq - batch.length + 1, options.now);
       const stored = rows.length > 0 ? tx.insert(m).values(rows).returning().all() : [];
       return { conversation, messages: stored };
     });
@@ -199,17 +192,7 @@ export class SqliteRepository implements ConversationRepository {
         .get()!;
       const stored = tx
         .insert(m)
-        .values({
-          id: summary.id,
-          conversationId,
-          seq: conversation.lastSeq,
-          role: 'summary',
-          content: summary.content,
-          tokenCount: summary.tokenCount,
-          isSummary: true,
-          summarizesUpTo: summary.upToId,
-          createdAt: summary.now,
-        })
+        .values(summaryRow(conversationId, summary, conversation.lastSeq))
         .returning()
         .get();
       return { conversation, summary: stored };
@@ -237,9 +220,7 @@ export class SqliteRepository implements ConversationRepository {
   async deleteIdleSince(cutoff: Date): Promise<number> {
     return this.db.transaction((tx) => {
       const gone = tx.delete(c).where(lt(c.lastActivityAt, cutoff)).returning({ userId: c.userId }).all();
-      const perUser = new Map<string, number>();
-      for (const { userId } of gone) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
-      for (const [userId, n] of perUser) {
+      for (const [userId, n] of countPerUser(gone)) {
         tx.update(counts).set({ count: sql`${counts.count} - ${n}` }).where(eq(counts.userId, userId)).run();
       }
       return gone.length;
