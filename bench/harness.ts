@@ -10,8 +10,13 @@ export interface BenchResult {
   subjectMs: number;
   /** subjectMs / baselineMs; for `overhead` results, milliseconds beyond the baseline per unit. */
   ratio: number;
-  /** `ratio` (default) or `overhead`: (subject - baseline) / units, in milliseconds. */
-  kind?: 'ratio' | 'overhead';
+  /**
+   * `ratio` (default); `overhead`: (subject - baseline) / units, in milliseconds; `absolute`: the
+   * subject itself in `unit` (a resource with a fixed ceiling), the baseline shown beside it.
+   */
+  kind?: 'ratio' | 'overhead' | 'absolute';
+  /** For `absolute` results: what subject, baseline and target are measured in. */
+  unit?: string;
   /** The issue's target for the ratio (lower is better), if it has one. */
   target?: number;
   note?: string;
@@ -39,4 +44,9 @@ export function result(name: string, baseline: string, baselineMs: number, subje
 /** An absolute target: milliseconds the subject adds to the baseline, per step or per frame. */
 export function overhead(name: string, baseline: string, baselineMs: number, subjectMs: number, units: number, targetMs: number, note?: string): BenchResult {
   return { name, baseline, baselineMs, subjectMs, ratio: (subjectMs - baselineMs) / units, kind: 'overhead', target: targetMs, ...(note ? { note } : {}) };
+}
+
+/** A fixed ceiling on a measured quantity (memory, say), shown beside the same quantity at rest. */
+export function absolute(name: string, baseline: string, baselineValue: number, subjectValue: number, unit: string, target: number, note?: string): BenchResult {
+  return { name, baseline, baselineMs: baselineValue, subjectMs: subjectValue, ratio: subjectValue, kind: 'absolute', unit, target, ...(note ? { note } : {}) };
 }

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { createGlobFilesTool } from '../packages/api/src/tools/glob-files.js';
 import { createGrepContentTool } from '../packages/api/src/tools/grep-content.js';
 import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
-import type { SearchBackend } from '../packages/api/src/tools/search/backend.js';
-import { javascriptBackend } from '../packages/api/src/tools/search/javascript.js';
+import type { FileMatches, SearchBackend } from '../packages/api/src/tools/search/backend.js';
+import type { ContentTask } from '../packages/api/src/tools/search/content-worker.js';
+import { createJavascriptBackend, javascriptBackend } from '../packages/api/src/tools/search/javascript.js';
 import { createRipgrepBackend } from '../packages/api/src/tools/search/ripgrep.js';
 import { findExecutable } from '../packages/api/src/tools/search/select.js';
 import type { ToolContext } from '../packages/api/src/tools/tool.js';
+import { createWorkerPool, siblingModule } from '../packages/api/src/util/worker-pool.js';
 import { medianMs, result, type Bench } from './harness.js';
 
 const FILES = 30_000;
@@ -66,10 +68,23 @@ const grepWith = (backend: SearchBackend, context: ToolContext) => async () => {
   if (!answer.success || answer.metadata.match_count !== Math.ceil(FILES / 97)) throw new Error(`grep_content: ${answer.error || 'wrong count'}`);
 };
 
-const globWith = (backend: SearchBackend, context: ToolContext) => async () => {
+const globWith = (backend: SearchBackend, context: ToolContext, pattern = '**/*.ts', total = FILES / EXTENSIONS.length) => async () => {
   const tool = createGlobFilesTool(backend);
-  const answer = await tool.execute(tool.parameters.parse({ pattern: '**/*.ts' }), context);
-  if (!answer.success || answer.metadata.total !== FILES / EXTENSIONS.length) throw new Error(`glob_files: ${answer.error || 'wrong count'}`);
+  const answer = await tool.execute(tool.parameters.parse({ pattern }), context);
+  if (!answer.success || (answer.metadata.total ?? 0) !== total) throw new Error(`glob_files: ${answer.error || 'wrong count'}`);
+};
+
+/** A backtracking regex on this pattern takes time exponential in its stars; the automaton does not. */
+const HOSTILE_GLOB = '**/*i*e*e*e*e*e*e*e*e*z';
+
+/** grep_content on the fallback with a pool of its own, so the first search starts the worker. */
+const grepInFreshPool = (context: ToolContext) => async () => {
+  const pool = createWorkerPool<ContentTask, FileMatches[]>(siblingModule('content-worker', new URL('../packages/api/src/tools/search/javascript.ts', import.meta.url).href), { maxThreads: 1 });
+  try {
+    await grepWith(createJavascriptBackend(pool), context)();
+  } finally {
+    await pool.close();
+  }
 };
 
 const bench: Bench = async () => {
@@ -87,6 +102,8 @@ const bench: Bench = async () => {
   const toolGlob = await medianMs(globWith(ripgrep, context), 11, 2);
   const jsGrep = await medianMs(grepWith(javascriptBackend, context), 3, 1);
   const jsGlob = await medianMs(globWith(javascriptBackend, context), 3, 1);
+  const jsHostileGlob = await medianMs(globWith(javascriptBackend, context, HOSTILE_GLOB, 0), 3, 1);
+  const jsColdGrep = await medianMs(grepInFreshPool(context), 3, 0);
 
   const tree = `${FILES.toLocaleString('en')} files`;
   return [
@@ -102,6 +119,22 @@ const bench: Bench = async () => {
     ),
     result(`grep_content, JavaScript fallback (${tree})`, 'rg -n on the same pattern', rawGrep, jsGrep, undefined, 'used only when rg is not installed'),
     result(`glob_files **/*.ts, JavaScript fallback (${tree})`, "rg --files -g '*.ts'", rawGlob, jsGlob, undefined, 'used only when rg is not installed'),
+    result(
+      `glob_files ${HOSTILE_GLOB}, JavaScript fallback (${tree})`,
+      'glob_files **/*.ts, same backend',
+      jsGlob,
+      jsHostileGlob,
+      undefined,
+      'linear-time matching: a pattern that would make a regex backtrack costs no more than a plain one (it matches nothing here, so nothing is stat\'ed)',
+    ),
+    result(
+      `grep_content, JavaScript fallback, first search of a new worker pool (${tree})`,
+      'the same search on the warm pool',
+      jsGrep,
+      jsColdGrep,
+      undefined,
+      'worker start-up (from source here, through tsx; compiled it is about 150 ms); the service keeps its threads for 60 s after a search',
+    ),
   ];
 };
 

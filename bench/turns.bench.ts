@@ -12,7 +12,7 @@ async function conversationWith(t: TestApp, messages: number): Promise<string> {
       content: `message ${i + j} about src/app.ts and its tests`,
       tokenCount: 10,
     }));
-    await t.conversations.repository.appendMessages(id, batch, { now: new Date(), titleIfUnset: null });
+    await t.database.repository.appendMessages(id, batch, { now: new Date(), titleIfUnset: null });
   }
   return id;
 }

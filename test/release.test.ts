@@ -348,3 +348,51 @@ describe('changelog and version editing', () => {
     expect(compareSemVer(parseSemVer('1.0.0+build.1')!, parseSemVer('1.0.0')!)).toBe(0);
   });
 });
+
+describe("CI's tag check (check-tag-version)", () => {
+  const checkTag = (root: string, ...args: string[]): ScriptResult => runScript('check-tag-version', args, { env: { MADA_REPO_ROOT: root } });
+
+  it('accepts the tag the release command made, and prints only its version', () => {
+    const { root, git } = makeRepo();
+    expect(release(root, 'api', '1.2.0', '--date', '2026-11-05').status).toBe(0);
+    const tag = git('tag', '-l');
+    expect(tag).toBe('api/v1.2.0');
+    for (const name of [tag, `refs/tags/${tag}`]) {
+      const result = checkTag(root, name);
+      expect(result).toMatchObject({ status: 0, lines: ['1.2.0'] });
+    }
+  });
+
+  it('refuses a tag pushed without the version commit', () => {
+    const { root, git } = makeRepo();
+    git('tag', 'api/v1.2.0');
+    const result = checkTag(root, 'api/v1.2.0');
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('tag api/v1.2.0 does not match packages/api/package.json, whose version is "1.1.0"');
+  });
+
+  it("refuses one package's tag at the other package's version", () => {
+    const { root } = makeRepo();
+    expect(release(root, 'api', '1.2.0', '--date', '2026-11-05').status).toBe(0);
+    expect(checkTag(root, 'cli/v1.2.0')).toMatchObject({ status: 1, stdout: '' });
+  });
+
+  it.each([
+    ['web/v1.0.0', 'names no known package'],
+    ['api/1.1.0', 'is not a release tag'],
+    ['api/v1.1', 'is not a semantic version'],
+    ['api/v01.1.0', 'is not a semantic version'],
+  ])('refuses %s: %s', (tag, reason) => {
+    const { root } = makeRepo();
+    const result = checkTag(root, tag);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(reason);
+  });
+
+  it('answers a usage error with 2', () => {
+    const { root } = makeRepo();
+    expect(checkTag(root).status).toBe(2);
+    expect(checkTag(root, 'api/v1.1.0', 'cli/v1.0.0').status).toBe(2);
+  });
+});

@@ -27,9 +27,9 @@ export function commitRelease(git: Git, root: string, plan: ReleasePlan): string
 }
 
 /**
- * The tag must land on the version commit and nothing else (SPEC.md section 9): a hook or a
- * concurrent process that moved HEAD, or a commit that holds other changes, stops the release
- * before any tag exists.
+ * The tag must land on the version commit and nothing else (docs/deployment.md, "Releasing a
+ * package"): a hook or a concurrent process that moved HEAD, or a commit that holds other
+ * changes, stops the release before any tag exists.
  */
 export function verifyReleaseCommit(git: Git, plan: ReleasePlan, commit: string): void {
   const problems: string[] = [];

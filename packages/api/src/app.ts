@@ -1,23 +1,41 @@
 import fastifyCors from '@fastify/cors';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError } from './errors.js';
+import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
-import { detectConfinement } from './tools/sandbox/bubblewrap.js';
+import { detectSandbox } from './tools/sandbox/launcher.js';
+import { addressFilter, showAddresses } from './http/address-hiding.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
+import { AuthFailureLimiter } from './http/auth-failures.js';
+import { normalizeBodyText } from './http/body-text.js';
+import { ConnectionGuard } from './http/connections.js';
 import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { guardHostAndOrigin } from './http/host-guard.js';
+import { serializeRequest } from './http/log-redaction.js';
+import { answerFrameworkError, MAX_HEADER_BYTES } from './http/server-errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { agentCatalogueRoutes } from './http/routes/agents.js';
 import { agentRunRoutes } from './http/routes/agent-runs.js';
 import { conversationTurnRoutes } from './http/routes/conversation-turns.js';
 import { conversationRoutes } from './http/routes/conversations.js';
 import type { AgentEngine } from './agents/engine.js';
+import type { ModelInfo } from '@mada/protocol';
+import type { RuntimeInfo, RuntimeInfoSource } from './model/index.js';
 import type { ConversationService } from './conversations/service.js';
 import type { TurnService } from './conversations/turn-service.js';
+import type { RunService } from './runs/run-service.js';
+import type { ApprovalService } from './approvals/approval-service.js';
+import { approvalRoutes } from './http/routes/approvals.js';
+import { runRoutes } from './http/routes/runs.js';
+import { checkpointRoutes } from './http/routes/checkpoints.js';
+import type { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { healthRoutes } from './http/routes/health.js';
+import { metricsRoutes } from './http/routes/metrics.js';
+import { recordRequestMetrics } from './http/request-metrics.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import type { Settings } from './settings.js';
 import { VERSION } from './version.js';
 
@@ -26,20 +44,32 @@ export interface AppDeps {
   conversations: ConversationService;
   engine: AgentEngine;
   turns: TurnService;
+  runs: RunService;
+  /** The model's window and tool-call mode for `/health`. */
+  runtime?: RuntimeInfoSource;
+  approvals: ApprovalService;
+  checkpoints: CheckpointService;
   /** Interval of the `: ping` comment on event streams (15 s). */
   pingIntervalMs?: number;
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
   logger?: FastifyBaseLogger;
   /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
   probes?: { dependencies?: Record<string, Probe>; facts?: () => Promise<Record<string, string>> };
+  /** The instruments openServices made (its engine, model and tools report into them). */
+  metrics?: ServiceMetrics;
 }
 
 /** Headers that carry credentials: pino replaces them wherever a request is logged. */
 const REDACT = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'];
 
-export function createLogger(settings: Pick<Settings, 'logLevel'>): FastifyBaseLogger {
-  return pino({ level: settings.logLevel, redact: REDACT });
+/** The service's logger; `destination` (stdout by default) lets tests read what it writes. */
+export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?: DestinationStream): FastifyBaseLogger {
+  const options = { level: settings.logLevel, redact: REDACT, serializers: { req: serializeRequest } };
+  return destination ? pino(options, destination) : pino(options);
 }
+
+/** Idle keep-alive sockets and unfinished requests are checked this often (Node's default is 30 s). */
+const checkingIntervalMs = (settings: Settings): number => Math.min(30_000, Math.max(100, (settings.requestTimeoutSeconds * 1000) / 4));
 
 function defaultDependencies(settings: Settings): Record<string, Probe> {
   const modelUrl = settings.llmProvider === 'ollama' ? `${settings.llmBaseUrl}/api/tags` : `${settings.llmBaseUrl}/models`;
@@ -51,20 +81,22 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
 }
 
 async function sandboxFacts(settings: Settings): Promise<Record<string, string>> {
-  const confinement = await detectConfinement(settings);
-  return { sandbox: confinement.active ? 'bubblewrap' : `policy-only: ${confinement.reason}` };
+  // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false).
+  return { sandbox: (await detectSandbox(settings)).state };
 }
 
 function databaseProbe(conversations: ConversationService): Probe {
   return async () => {
     try {
-      await conversations.repository.ping();
+      await conversations.ping();
       return 'ok';
     } catch {
       return 'unreachable';
     }
   };
 }
+
+const toModelInfo = (info: RuntimeInfo): ModelInfo => ({ name: info.name, context_window: info.contextWindow, tool_calls: info.toolCalls });
 
 async function registerRateLimit(scope: FastifyInstance, perMinute: number): Promise<void> {
   if (perMinute === 0) return;
@@ -73,23 +105,40 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
     timeWindow: 60_000,
     keyGenerator: (request) => request.caller.limitKey,
     errorResponseBuilder: (_request, context) =>
-      new AppError(429, `Rate limit exceeded: ${context.max} requests per minute. Retry in ${context.after}.`),
+      new TooManyRequestsError(`Rate limit exceeded: ${context.max} requests per minute. Retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),
   });
 }
 
 /** The whole HTTP application, not listening: tests inject requests, main.ts listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
+  const localMode = settings.apiKeys.length === 0;
+  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress);
+  const requestTimeoutMs = Math.round(settings.requestTimeoutSeconds * 1000);
   const app = Fastify({
     loggerInstance: deps.logger ?? createLogger(settings),
     bodyLimit: settings.maxBodyBytes,
     return503OnClosing: true,
+    requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: Math.round(settings.keepAliveTimeoutSeconds * 1000),
+    // Long ids reach the routes (and get their 404) instead of the router's own error.
+    routerOptions: { maxParamLength: MAX_HEADER_BYTES },
+    http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(settings) },
+    clientErrorHandler: connections.onClientError,
+    frameworkErrors: answerFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
+  connections.attach(app.server);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
+  // Keyed users must not learn where the runtime and search engine live; the owner in local mode may.
+  const filter = localMode ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
+  installErrorHandling(app, filter);
   closeConnectionsWhenDraining(app);
   declareCaller(app);
+  const metrics = deps.metrics ?? new ServiceMetrics();
+  recordRequestMetrics(app, metrics);
+  guardHostAndOrigin(app, { localMode, allowedHosts: settings.allowedHosts, corsOrigins: settings.corsOrigins });
+  normalizeBodyText(app);
 
   if (settings.corsOrigins.length > 0) {
     await app.register(fastifyCors, {
@@ -106,17 +155,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     database: databaseProbe(deps.conversations),
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
     facts: deps.probes?.facts ?? (() => sandboxFacts(settings)),
+    ...(deps.runtime === undefined ? {} : { model: () => toModelInfo(deps.runtime!.current()) }),
   });
 
   const auth = new Authenticator(settings.apiKeys);
+  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
+  const failures = new AuthFailureLimiter();
+  const { maxMessageTokens } = settings;
   await app.register(async (scope) => {
-    requireCaller(scope, auth);
+    requireCaller(scope, auth, failures);
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
-    await scope.register(agentRunRoutes, { engine: deps.engine, ...ping });
-    await scope.register(conversationRoutes, { conversations: deps.conversations });
-    await scope.register(conversationTurnRoutes, { turns: deps.turns, ...ping });
+    await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, maxMessageTokens, filter, ...ping });
+    await scope.register(conversationRoutes, { conversations: deps.conversations, maxMessageTokens });
+    await scope.register(conversationTurnRoutes, { turns: deps.turns, runs: deps.runs, approvals: deps.approvals, maxMessageTokens, ...ping });
+    await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, ...ping });
+    await scope.register(approvalRoutes, { approvals: deps.approvals });
+    await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
   });
   return app;
 }

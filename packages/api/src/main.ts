@@ -3,6 +3,8 @@ import { buildApp, createLogger } from './app.js';
 import { assertSafeExposure } from './exposure.js';
 import { openServices } from './services.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
+import { errorMessage } from './util/error-message.js';
+import { shutDown } from './shutdown.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
@@ -30,7 +32,11 @@ async function main(): Promise<void> {
   if (settings.allowedPathsDefaulted) {
     logger.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');
   }
-  if (settings.apiKeys.length === 0) logger.info('no API_KEYS: local mode, requests act as user "local"');
+  if (settings.apiKeys.length === 0) {
+    logger.warn(
+      'no API_KEYS: local mode, requests act as user "local". Local mode trusts every process on this machine (any of them can run agents, shell included); on a shared machine set API_KEYS',
+    );
+  }
 
   let closing = false;
   for (const signal of SIGNALS) {
@@ -41,7 +47,7 @@ async function main(): Promise<void> {
       }
       closing = true;
       logger.info(`${signal}: finishing in-flight requests`);
-      app.close().then(
+      shutDown({ runs: services.runs, closeServer: () => app.close(), graceMs: settings.shutdownGraceSeconds * 1000, log: logger }).then(
         () => process.exit(0),
         (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
@@ -54,6 +60,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`mada-api: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`mada-api: failed to start: ${errorMessage(error)}\n`);
   process.exit(1);
 });

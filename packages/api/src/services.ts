@@ -1,29 +1,47 @@
 import { join } from 'node:path';
-import { AgentEngine } from './agents/engine.js';
+import type { AgentEngine, EngineDeps } from './agents/engine.js';
 import { ExpirySweeper } from './conversations/expiry-sweeper.js';
 import { ConversationService } from './conversations/service.js';
 import { TurnService } from './conversations/turn-service.js';
 import { openRepository } from './db/open.js';
 import type { ConversationRepository } from './db/repository.js';
-import { createModelClient, type ModelClient } from './model/index.js';
+import { ObservedEngine } from './metrics/observed-engine.js';
+import { observeModel } from './metrics/observe-model.js';
+import { observeTools } from './metrics/observe-tools.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
+import { createModelClient, fixedRuntimeInfo, RuntimeIntrospector, type ModelClient, type RuntimeInfoSource } from './model/index.js';
 import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
+import type { Log } from './util/log.js';
+import { detectSandbox } from './tools/sandbox/launcher.js';
 import { PathSandbox } from './tools/sandbox/paths.js';
+import { addressFilter, showAddresses } from './http/address-hiding.js';
+import { asDatabaseUnavailable } from './db/unavailable.js';
+import { errorMessage } from './util/error-message.js';
+import { loggableError } from './util/loggable-error.js';
+import { LocalEventBus, PostgresEventBus, type RunEventBus } from './runs/event-bus.js';
+import { RunQueue } from './runs/run-queue.js';
+import { RunService } from './runs/run-service.js';
+import { RunSweeper } from './runs/run-sweeper.js';
+import { ApprovalService } from './approvals/approval-service.js';
+import { ApprovalRuleSet } from './tools/sandbox/command-policy/index.js';
+import { CheckpointService } from './checkpoints/checkpoint-service.js';
 
 export interface Services {
   conversations: ConversationService;
+  /** What the runtime says of the model: its window and tool-call mode (`/health` shows it). */
+  runtime: RuntimeInfoSource;
   engine: AgentEngine;
   turns: TurnService;
+  metrics: ServiceMetrics;
+  runs: RunService;
+  approvals: ApprovalService;
+  checkpoints: CheckpointService;
   close(): Promise<void>;
 }
 
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 
-interface Log {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
 
 export interface ServiceOptions {
   /** Where relative working directories (`.`) start: the service's start directory. */
@@ -35,16 +53,59 @@ export interface ServiceOptions {
   now?: () => Date;
 }
 
-export function createEngine(settings: Settings, model: ModelClient, startDir: string): AgentEngine {
-  return new AgentEngine({
-    model,
-    tools: createToolRegistry(),
-    // The .env main.ts reads at start-up: no agent may rewrite the service's settings.
-    sandbox: new PathSandbox(settings.allowedPaths, [join(startDir, '.env')]),
+/**
+ * What no tool may see, even inside an allowed path: DATA_DIR (the SQLite database, checkpoints),
+ * a SQLite database kept elsewhere with its journal files, and the service's `.env`.
+ */
+export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>, startDir: string): string[] {
+  const database = settings.database.dialect === 'sqlite' && settings.database.path !== ':memory:' ? settings.database.path : undefined;
+  const databaseFiles = database === undefined ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${database}${suffix}`);
+  return [settings.dataDir, ...databaseFiles, join(startDir, '.env')];
+}
+
+/** The engine, its model client and its tools report what they do into `metrics`. */
+export function createEngine(settings: Settings, model: ModelClient, startDir: string, metrics: ServiceMetrics, runtime?: RuntimeInfoSource): AgentEngine {
+  const envFile = join(startDir, '.env');
+  const deps: EngineDeps = {
+    model: observeModel(model, metrics),
+    runtime: runtime ?? fixedRuntimeInfo({ name: settings.llmModel, contextWindow: settings.llmNumCtx, toolCalls: 'native' }),
+    tools: observeTools(createToolRegistry(), metrics),
+    // The .env main.ts reads at start-up: no agent may read or rewrite the service's settings.
+    sandbox: new PathSandbox(settings.allowedPaths, [envFile], hiddenPathsFor(settings, startDir)),
     toolSettings: settings,
-    limits: { maxSteps: settings.agentMaxSteps, contextTokens: settings.llmNumCtx, toolTimeoutSeconds: settings.toolTimeoutSeconds },
+    limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,
-  });
+    approvalRules: new ApprovalRuleSet(settings.approvalRules),
+  };
+  return new ObservedEngine(deps, metrics);
+}
+
+/** Says at start-up when shell tools will refuse, or run under the text policy alone. */
+async function logSandboxState(settings: Settings, log: Log): Promise<void> {
+  const sandbox = await detectSandbox(settings);
+  if (sandbox.state === 'disabled') log.warn({ sandbox: sandbox.state }, 'SANDBOX_ENABLED=false: tool processes run without the operating-system sandbox (text policy only)');
+  if (sandbox.state === 'unavailable') log.warn({ sandbox: sandbox.state, reason: sandbox.reason }, 'the sandbox is not available: bash_readonly and bash will refuse to run');
+}
+
+/**
+ * What a failed run tells its user: never SQL or statement parameters, and for keyed users no
+ * internal address of the runtime or search engine (the log keeps the whole error).
+ */
+function runFailureText(settings: Settings): (error: unknown) => string {
+  const hide = settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
+  return (error) => {
+    const unavailable = asDatabaseUnavailable(error);
+    if (unavailable) return unavailable.message;
+    const text = loggableError(error).type === 'DatabaseError' ? 'Internal error while storing the run' : errorMessage(error);
+    return hide(text);
+  };
+}
+
+async function openEventBus(settings: Settings, log: Log): Promise<RunEventBus> {
+  if (settings.database.dialect !== 'postgres') return new LocalEventBus();
+  const bus = new PostgresEventBus(settings.database.url, log);
+  await bus.start();
+  return bus;
 }
 
 /** Everything the routes need that holds resources: opened at start-up, closed at shutdown. */
@@ -52,24 +113,43 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   const repository =
     options.repository ??
     (await openRepository(settings.database, {
-      ...(settings.debug ? { logStatement: (entry) => log.info(entry, 'sql') } : {}),
+      // The statement only: its parameters are users' messages and ids, which logs never carry.
+      ...(settings.debug ? { logStatement: (entry) => log.info({ sql: entry.sql }, 'sql') } : {}),
     }));
   const now = options.now ?? (() => new Date());
-  const conversations = new ConversationService(repository, { sessionTtlHours: settings.sessionTtlHours, now });
+  const runtime = new RuntimeIntrospector(settings, {
+    onError: (error) => log.warn({ err: error }, 'model runtime did not answer introspection; asking again later'),
+    onChange: (info) => log.info({ model: info }, 'model runtime introspected'),
+  });
+  // Awaited, but never fails: a runtime that is down leaves LLM_NUM_CTX in place until it answers.
+  await runtime.start();
   const model =
     options.model ??
-    createModelClient(settings, { onRetry: (error, attempt, delayMs) => log.warn({ err: error, attempt, delayMs }, 'model runtime call retried') });
-  const engine = createEngine(settings, model, options.startDir ?? process.cwd());
+    createModelClient(settings, {
+      runtime,
+      onRetry: (error, attempt, delayMs) => log.warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
+    });
+  const metrics = new ServiceMetrics();
+  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, runtime);
+  const conversations = new ConversationService(repository, {
+    sessionTtlHours: settings.sessionTtlHours,
+    maxConversationsPerUser: settings.maxConversationsPerUser,
+    checkWorkingDir: (dir) => void engine.workingDirectory(dir),
+    now,
+  });
+  await logSandboxState(settings, log);
   const turns = new TurnService(
     conversations,
+    repository,
     settings,
     (invocation) =>
       engine.run({
         ...invocation,
-        streaming: invocation.onFrame !== undefined,
+        streaming: invocation.streaming ?? invocation.onFrame !== undefined,
         ...(invocation.onFrame ? { emit: invocation.onFrame } : {}),
       }),
     now,
+    (workingDir) => engine.promptRoom('explore', 'plan', workingDir),
   );
   const sweeper = new ExpirySweeper(
     conversations,
@@ -78,12 +158,65 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     (count) => count > 0 && log.info({ count }, 'expired conversations deleted'),
   );
   sweeper.start();
+  const bus = await openEventBus(settings, log);
+  const checkpoints = new CheckpointService({
+    root: join(settings.dataDir, 'checkpoints'),
+    maxFileBytes: settings.checkpointMaxFileBytes,
+    excludedPaths: hiddenPathsFor(settings, options.startDir ?? process.cwd()),
+    log,
+  });
+  const runs = new RunService({
+    store: repository.runs,
+    bus,
+    queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
+    leaseMs: settings.runLeaseSeconds * 1000,
+    retentionHours: settings.runRetentionHours,
+    now,
+    checkpoints,
+    log,
+    describeFailure: runFailureText(settings),
+  });
+  // Deleting a conversation cancels its running turn (model call aborted, child processes ended).
+  conversations.onDeleted((id) => runs.cancelConversationRuns(id));
+  const stopCountingQueued = metrics.countQueuedRuns(() => runs.queued);
+  // One SQLite process: whatever it left unfinished died with it. Replicas wait for leases to run out.
+  const recovered = await runs.recoverInterrupted(repository.dialect === 'sqlite' ? 'all' : 'expired');
+  if (recovered > 0) log.warn({ count: recovered }, 'runs of a stopped service marked interrupted');
+  // End snapshots of interrupted runs, refs of runs deleted while the service was down.
+  const sweepCheckpoints = (): Promise<void> => checkpoints.sweep((id) => repository.runs.findRun(id));
+  await sweepCheckpoints();
+  const runSweeper = new RunSweeper(runs, {
+    recoveryIntervalMs: Math.max(1000, (settings.runLeaseSeconds * 1000) / 2),
+    retentionIntervalMs: SWEEP_INTERVAL_MS,
+    onError: (error) => log.error({ err: error }, 'run sweep failed'),
+    onRecovered: (count) => log.warn({ count }, 'runs whose service stopped marked interrupted'),
+    afterSweep: sweepCheckpoints,
+  });
+  runSweeper.start();
+  const approvals = new ApprovalService({
+    store: repository.approvals,
+    runs: repository.runs,
+    bus,
+    timeoutMs: settings.approvalTimeoutSeconds * 1000,
+    now,
+  });
+  metrics.countPendingApprovals(() => approvals.waiting);
   return {
+    approvals,
     conversations,
+    runtime,
     engine,
     turns,
+    metrics,
+    runs,
+    checkpoints,
     async close() {
+      await runSweeper.stop();
+      await runs.close();
+      stopCountingQueued();
       await sweeper.stop();
+      await runtime.stop();
+      await bus.close();
       if (!options.repository) await repository.close();
     },
   };

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { DEFAULT_APPROVAL_RULES, readApprovalRulesFile, type ApprovalRule } from './tools/sandbox/command-policy/index.js';
 
 /** A setting that failed to parse; its message is the single line start-up prints. */
 export class SettingsError extends Error {
@@ -131,7 +132,7 @@ interface Spec<T> {
   env: string;
   parse: Parser<T>;
   default: T;
-  /** Lists whose empty value means "use the default" (SPEC.md: empty CORS values are unset). */
+  /** Lists whose empty value means "use the default" (docs/api.md, "Settings": empty CORS values are unset). */
   emptyIsUnset?: boolean;
 }
 
@@ -161,6 +162,9 @@ const SPECS = {
   toolTimeoutSeconds: spec('TOOL_TIMEOUT_SECONDS', decimal(0, 86_400, true), 120),
   sandboxEnabled: spec('SANDBOX_ENABLED', boolean, true),
   sandboxNetwork: spec('SANDBOX_NETWORK', boolean, true),
+  sandboxMemoryMb: spec('SANDBOX_MEMORY_MB', integer(16, 1_048_576), 2048),
+  sandboxMaxProcesses: spec('SANDBOX_MAX_PROCESSES', integer(8, 1_000_000), 256),
+  sandboxReadPaths: spec('SANDBOX_READ_PATHS', list, [] as string[]),
   searchEngineUrl: spec('SEARCH_ENGINE_URL', httpUrl, 'http://localhost:8080'),
   searchEngineTimeout: spec('SEARCH_ENGINE_TIMEOUT', decimal(0, 3600, true), 10),
   corsOrigins: spec('CORS_ORIGINS', list, [] as string[], true),
@@ -179,6 +183,21 @@ const SPECS = {
   maxWriteBytes: spec('MAX_WRITE_BYTES', integer(1), 10_485_760),
   rateLimitPerMinute: spec('RATE_LIMIT_PER_MINUTE', integer(0), 120),
   maxBodyBytes: spec('MAX_BODY_BYTES', integer(1024), 2_097_152),
+  metricsToken: spec('METRICS_TOKEN', text, ''),
+  maxConcurrentRuns: spec('MAX_CONCURRENT_RUNS', integer(1, 10_000), 4),
+  maxRunsPerUser: spec('MAX_RUNS_PER_USER', integer(1, 10_000), 2),
+  runRetentionHours: spec('RUN_RETENTION_HOURS', decimal(0), 168),
+  runLeaseSeconds: spec('RUN_LEASE_SECONDS', decimal(1, 3600), 30),
+  allowedHosts: spec('ALLOWED_HOSTS', list, [] as string[]),
+  maxMessageTokens: spec('MAX_MESSAGE_TOKENS', integer(1), 32_000),
+  maxConversationsPerUser: spec('MAX_CONVERSATIONS_PER_USER', integer(1), 10_000),
+  requestTimeoutSeconds: spec('REQUEST_TIMEOUT_SECONDS', decimal(0, 86_400, true), 60),
+  keepAliveTimeoutSeconds: spec('KEEP_ALIVE_TIMEOUT_SECONDS', decimal(0, 86_400, true), 75),
+  maxConnectionsPerAddress: spec('MAX_CONNECTIONS_PER_ADDRESS', integer(1), 256),
+  approvalRulesFile: spec('APPROVAL_RULES_FILE', text, '', true),
+  approvalTimeoutSeconds: spec('APPROVAL_TIMEOUT_SECONDS', decimal(1, 86_400 * 7), 600),
+  checkpointMaxFileBytes: spec('CHECKPOINT_MAX_FILE_BYTES', integer(0), 10_485_760),
+  shutdownGraceSeconds: spec('SHUTDOWN_GRACE_SECONDS', decimal(0, 86_400), 30),
 } satisfies Record<string, Spec<unknown>>;
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };
@@ -190,6 +209,8 @@ export type Settings = Omit<Raw, 'databaseUrl' | 'allowedPaths' | 'dataDir'> & {
   allowedPaths: string[];
   /** True when ALLOWED_PATHS was empty and the start directory was used instead. */
   allowedPathsDefaulted: boolean;
+  /** APPROVAL_RULES_FILE's rules, or the defaults when it is unset. */
+  approvalRules: readonly ApprovalRule[];
 };
 
 function readRaw(env: Env): Raw {
@@ -224,6 +245,16 @@ export function loadSettings(env: Env = process.env, cwd = process.cwd()): Setti
   if (raw.retryMaxDelay < raw.retryBaseDelay) fail('RETRY_MAX_DELAY', `must be at least RETRY_BASE_DELAY (${raw.retryBaseDelay})`);
   const allowedPathsDefaulted = raw.allowedPaths.length === 0;
   const allowedPaths = resolveAllowedPaths(allowedPathsDefaulted ? [cwd] : raw.allowedPaths, cwd);
+  const sandboxReadPaths = raw.sandboxReadPaths.map((p) => resolve(cwd, p));
   const { databaseUrl: _url, allowedPaths: _paths, dataDir: _dir, ...rest } = raw;
-  return { ...rest, dataDir, database, allowedPaths, allowedPathsDefaulted };
+  const approvalRules = raw.approvalRulesFile === '' ? DEFAULT_APPROVAL_RULES : approvalRulesFrom(resolve(cwd, raw.approvalRulesFile));
+  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRules };
+}
+
+function approvalRulesFrom(path: string): ApprovalRule[] {
+  try {
+    return readApprovalRulesFile(path);
+  } catch (error) {
+    return fail('APPROVAL_RULES_FILE', (error as Error).message);
+  }
 }

@@ -47,6 +47,11 @@ describe('service start-up', () => {
     const { existsSync } = await import('node:fs');
     expect(existsSync(join(dir, 'data', 'mada.db'))).toBe(true);
   });
+
+  it('says in its log that local mode trusts every process on the machine', async () => {
+    running = await startService({}, workdir());
+    await expect.poll(() => running!.output()).toMatch(/local mode trusts every process on this machine.*on a shared machine set API_KEYS/i);
+  });
 });
 
 describe('graceful shutdown', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -46,8 +46,26 @@ describe('settings', () => {
       maxWriteBytes: 10_485_760,
       rateLimitPerMinute: 120,
       corsOrigins: [],
+      shutdownGraceSeconds: 30,
     });
     expect(s.database).toEqual({ dialect: 'sqlite', path: join(cwd, 'data', 'mada.db'), url: `sqlite:///${join(cwd, 'data', 'mada.db')}` });
+  });
+
+  it('has the documented HTTP limits, and refuses nonsense ones', () => {
+    expect(load({})).toMatchObject({
+      allowedHosts: [],
+      maxMessageTokens: 32_000,
+      maxConversationsPerUser: 10_000,
+      requestTimeoutSeconds: 60,
+      keepAliveTimeoutSeconds: 75,
+      maxConnectionsPerAddress: 256,
+    });
+    expect(load({ ALLOWED_HOSTS: 'mada.example, 10.0.0.5:8443' }).allowedHosts).toEqual(['mada.example', '10.0.0.5:8443']);
+    expect(errorOf({ MAX_MESSAGE_TOKENS: '0' })).toMatch(/^Invalid setting MAX_MESSAGE_TOKENS: /);
+    expect(errorOf({ MAX_CONVERSATIONS_PER_USER: 'many' })).toMatch(/^Invalid setting MAX_CONVERSATIONS_PER_USER: /);
+    expect(errorOf({ REQUEST_TIMEOUT_SECONDS: '0' })).toMatch(/^Invalid setting REQUEST_TIMEOUT_SECONDS: /);
+    expect(errorOf({ KEEP_ALIVE_TIMEOUT_SECONDS: '-1' })).toMatch(/^Invalid setting KEEP_ALIVE_TIMEOUT_SECONDS: /);
+    expect(errorOf({ MAX_CONNECTIONS_PER_ADDRESS: '0' })).toMatch(/^Invalid setting MAX_CONNECTIONS_PER_ADDRESS: /);
   });
 
   it('uses the start directory when ALLOWED_PATHS is empty, never "everything"', () => {
@@ -124,5 +142,25 @@ describe('DATABASE_URL', () => {
 
   it('takes the path after the third slash relative to the start directory, as SQLAlchemy does', () => {
     expect(parseDatabaseUrl('sqlite:///./data/x.db')).toMatchObject({ dialect: 'sqlite', path: join(process.cwd(), 'data/x.db') });
+  });
+});
+
+describe('APPROVAL_RULES_FILE and APPROVAL_TIMEOUT_SECONDS', () => {
+  it('defaults to the built-in rules and a 600 s timeout', () => {
+    const s = load({});
+    expect(s.approvalTimeoutSeconds).toBe(600);
+    expect(s.approvalRules).toContainEqual({ tool: 'bash', match: 'npm install', action: 'ask' });
+  });
+
+  it('replaces the defaults with the file, read relative to the start directory', () => {
+    writeFileSync(join(cwd, 'rules.toml'), '[[rules]]\ntool = "bash"\nmatch = "make deploy"\naction = "ask"\n');
+    expect(load({ APPROVAL_RULES_FILE: 'rules.toml' }).approvalRules).toEqual([{ tool: 'bash', match: 'make deploy', action: 'ask' }]);
+  });
+
+  it('stops start-up with one line naming the bad rule', () => {
+    writeFileSync(join(cwd, 'bad.json'), JSON.stringify({ rules: [{ tool: 'bash', match: 'rm', action: 'nope' }] }));
+    expect(errorOf({ APPROVAL_RULES_FILE: 'bad.json' })).toMatch(/^Invalid setting APPROVAL_RULES_FILE: rule 1 \(\{"tool":"bash","match":"rm","action":"nope"\}\): action: [^\n]+$/);
+    expect(errorOf({ APPROVAL_RULES_FILE: 'missing.json' })).toMatch(/^Invalid setting APPROVAL_RULES_FILE: cannot read .*missing\.json: ENOENT$/);
+    expect(errorOf({ APPROVAL_TIMEOUT_SECONDS: '0' })).toMatch(/^Invalid setting APPROVAL_TIMEOUT_SECONDS/);
   });
 });

@@ -1,9 +1,15 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { AGENT_TYPES, PERMISSION_MODES } from '@mada/protocol';
+import { AGENT_TYPES, PERMISSION_MODES, RUN_STATUSES } from '@mada/protocol';
 import { explainFailure } from './api/explain.js';
+import { attachCommand, type AttachFlags } from './commands/attach.js';
+import { cancelCommand } from './commands/cancel.js';
+import { approveCommand, approvalsCommand, denyCommand, type ApprovalsFlags, type DecideFlags } from './commands/approvals.js';
 import { chatCommand, type ChatFlags } from './commands/chat.js';
+import { diffCommand, revertCommand, type RevertFlags } from './commands/checkpoints.js';
 import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
+import { runsCommand, type RunsFlags } from './commands/runs.js';
+import type { ServiceFlags } from './commands/service.js';
 import { sessionsCommand, type SessionsFlags } from './commands/sessions.js';
 import { statusCommand, type StatusFlags } from './commands/status.js';
 import { EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
@@ -66,6 +72,53 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
       result.code = await sessionsCommand(flags, terminal);
     });
 
+  command('runs', 'list your stored agent runs, newest first')
+    .addOption(apiOption())
+    .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES))
+    .option('--limit <n>', 'how many to list (1-100)', limit, 20)
+    .option('--json', 'print JSON')
+    .action(async (flags: RunsFlags) => {
+      result.code = await runsCommand(flags, terminal);
+    });
+
+  command('attach', "follow a run's events until it ends (Ctrl-C leaves; the run goes on)")
+    .argument('<run-id>', 'the run (see `mada runs`)')
+    .option('--from-now', 'skip the events already sent; show only what comes next')
+    .addOption(apiOption())
+    .action(async (runId: string, flags: AttachFlags) => {
+      result.code = await attachCommand(runId, flags, terminal);
+    });
+
+  command('cancel', 'stop a run and print how it ended')
+    .argument('<run-id>', 'the run (see `mada runs`)')
+    .addOption(apiOption())
+    .action(async (runId: string, flags: ServiceFlags) => {
+      result.code = await cancelCommand(runId, flags, terminal);
+    });
+
+  command('approvals', 'list the approvals your runs are waiting for')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: ApprovalsFlags) => {
+      result.code = await approvalsCommand(flags, terminal);
+    });
+
+  command('approve', 'let a waiting run go on with the call it asked about')
+    .argument('<id>', 'approval id (see `mada approvals`)')
+    .option('--always', 'also stop asking for this in this working directory')
+    .addOption(apiOption())
+    .action(async (id: string, flags: DecideFlags) => {
+      result.code = await approveCommand(id, flags, terminal);
+    });
+
+  command('deny', 'refuse the call a waiting run asked about')
+    .argument('<id>', 'approval id (see `mada approvals`)')
+    .argument('[message...]', 'why, for the agent to read')
+    .addOption(apiOption())
+    .action(async (id: string, message: string[], flags: DecideFlags) => {
+      result.code = await denyCommand(id, message, flags, terminal);
+    });
+
   command('config', 'show the effective settings and where each comes from')
     .option('--init', 'write a default ~/.mada/config.toml')
     .option('--force', 'with --init: overwrite an existing file')
@@ -80,6 +133,21 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .addOption(apiOption())
     .action(async (words: string[], flags: ExploreFlags) => {
       result.code = await exploreCommand(words, flags, terminal);
+    });
+
+  command('diff', 'show what a run changed in its working directory')
+    .argument('<run-id>', 'the run (X-Run-Id of its response)')
+    .addOption(apiOption())
+    .action(async (runId: string, flags: ServiceFlags) => {
+      result.code = await diffCommand(runId, flags, terminal);
+    });
+
+  command('revert', 'put back every file a run changed')
+    .argument('<run-id>', 'the run (X-Run-Id of its response)')
+    .option('--force', 'also over files changed since the run')
+    .addOption(apiOption())
+    .action(async (runId: string, flags: RevertFlags) => {
+      result.code = await revertCommand(runId, flags, terminal);
     });
 
   return program;

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted } from '@mada/testkit';
-import type { ConversationDetailResponse } from '@mada/protocol';
+import type { ConversationDetailResponse, RunListResponse } from '@mada/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runMada, tempDir } from './support/cli-process.js';
 import { startServiceWithModel, type ServiceWithModel } from './support/service.js';
@@ -41,6 +41,12 @@ async function stored(id: string): Promise<ConversationDetailResponse> {
   return (await response.json()) as ConversationDetailResponse;
 }
 
+/** The caller's newest stored run. */
+async function latestRun(): Promise<RunListResponse['runs'][number]> {
+  const response = await fetch(`${running.service.url}/runs?limit=1`);
+  return ((await response.json()) as RunListResponse).runs[0]!;
+}
+
 /** The task agent reads a file, then answers. */
 function readThenAnswer(file: string, answer: string): void {
   running.model.push(scripted.toolCalls({ name: 'read_file', arguments: { file_path: join(workspace, file) } }), scripted.text(answer));
@@ -62,6 +68,10 @@ describe('a streamed chat turn against the service', () => {
       ['user', 'what does src/app.ts export?'],
       ['assistant', 'It exports `answer`, which is **42**.'],
     ]);
+    // The turn ran as a stored run of that conversation.
+    const run = await latestRun();
+    expect(run).toMatchObject({ conversation_id: conversation.id, prompt: 'what does src/app.ts export?', status: 'succeeded' });
+    expect(run.response).toBe('It exports `answer`, which is **42**.');
   });
 
   it('keeps memory between turns: the second prompt carries the first exchange', async () => {
@@ -134,13 +144,14 @@ describe('without streaming', () => {
 });
 
 describe('Ctrl-C during a run', () => {
-  it('cancels the request, which stops the model call, and the chat goes on', async () => {
+  it('cancels the run, which stops the model call, and the chat goes on', async () => {
     running.model.push(scripted.toolCalls({ name: 'read_file', arguments: { file_path: join(workspace, 'README.md') } }), scripted.stall());
     const result = await chat(['-d', workspace], 'slow question\nexit\n', { interruptWhen: '✓ read_file' });
     expect(result.stdout).toContain('Cancelled.');
     expect(result.stdout).toContain('Resume with:');
     expect(result.code).toBe(0);
     expect(await running.model.requests.at(-1)!.outcome).toBe('client-closed');
+    expect(await latestRun()).toMatchObject({ prompt: 'slow question', status: 'cancelled', error: 'Run cancelled' });
   });
 });
 

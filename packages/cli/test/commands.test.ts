@@ -32,7 +32,7 @@ describe('--version and --help', () => {
   it('lists every command in --help and exits 0', async () => {
     const result = await mada(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['chat', 'status', 'sessions', 'config', 'explore']) expect(result.stdout).toContain(command);
+    for (const command of ['chat', 'status', 'sessions', 'runs', 'attach', 'cancel', 'config', 'explore']) expect(result.stdout).toContain(command);
   });
 
   it('lists the chat options in chat --help', async () => {

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted } from '@mada/testkit';
+import type { RunListResponse } from '@mada/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { childEnv, cliCommand, tempDir } from './support/cli-process.js';
 import { startServiceWithModel, type ServiceWithModel } from './support/service.js';
@@ -123,6 +124,9 @@ describe('the chat in a terminal', () => {
     terminal.keys('C-c');
     await terminal.waitFor(/Cancelled\.\n.*mada \[default\] ›/);
     expect(await running.model.requests.at(-1)!.outcome).toBe('client-closed');
+    // The chat cancelled the stored run itself: it ends `cancelled`, not merely abandoned.
+    const runs = (await (await fetch(`${running.service.url}/runs?limit=1`)).json()) as RunListResponse;
+    expect(runs.runs[0]).toMatchObject({ prompt: 'take your time', status: 'cancelled' });
 
     // With text typed, Ctrl-C drops the text and stays: what follows is a fresh line.
     terminal.type('half typed');

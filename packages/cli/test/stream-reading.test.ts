@@ -125,6 +125,21 @@ describe('reading a streamed turn', () => {
     expect(result.stderr).toContain('The run failed: old style failure');
   });
 
+  it('skips a frame of a known kind that lacks its fields instead of inventing them', async () => {
+    peer = await turnPeer((write, response) => {
+      write(frame({ event: 'tool_start', tool: 'bash' }));
+      write(frame({ event: 'tool_done', result_summary: 'orphan summary' }));
+      write(frame({ event: 'response', text: 'all good' }));
+      write(frame(DONE));
+      response.end();
+    });
+    const result = await chat('hi\n');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('all good');
+    expect(result.stdout).not.toContain('→ bash');
+    expect(result.stdout).not.toContain('orphan summary');
+  });
+
   it('reports a stream that closes before done or error, with what arrived', async () => {
     peer = await turnPeer((write, response) => {
       write(frame({ event: 'tool_start', tool: 'bash', args: { command: 'npm test' } }));
@@ -252,5 +267,72 @@ describe('a service without streamed turns', () => {
     const result = await chat('hi\n');
     expect(result.stderr).toMatch(/^mada: Session not found \(404\); it may have expired/);
     expect(peer.requests.some((request) => request.path === '/agents/stream')).toBe(false);
+  });
+});
+
+describe('a chat turn over stored runs', () => {
+  const RUN = randomUUID();
+  const runBody = (): Record<string, unknown> => ({
+    id: RUN,
+    agent_type: 'task',
+    mode: 'default',
+    status: 'running',
+    prompt: 'hi',
+    working_dir: '/tmp',
+    conversation_id: CONVERSATION,
+    response: null,
+    error: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+    started_at: '2026-01-01T00:00:00.000Z',
+    ended_at: null,
+    usage: { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 },
+    last_event_id: 0,
+  });
+  const numbered = (id: number, value: object): string => `id: ${id}\n${frame(value)}`;
+
+  it('reattaches after a dropped connection with Last-Event-ID and shows each frame once', async () => {
+    let connections = 0;
+    peer = await startPeer((request, response) => {
+      if (request.method === 'POST' && request.path === '/conversations/') return sendJson(response, 201, conversationBody(CONVERSATION));
+      if (request.path === `/conversations/${CONVERSATION}/runs`) return sendJson(response, 202, runBody());
+      if (request.path !== `/runs/${RUN}/events`) return sendJson(response, 404, { detail: 'Not Found' });
+      connections += 1;
+      const write = openSse(response);
+      if (connections === 1) {
+        write(numbered(1, { event: 'tool_start', tool: 'bash', args: { command: 'ls' } }));
+        write(numbered(2, { event: 'response', text: 'Hello ' }));
+        // The connection drops in the middle of the third frame.
+        write('id: 3\ndata: {"event": "resp');
+        return setTimeout(() => response.destroy(), 50);
+      }
+      // A server that replays one frame too many: the client still shows it once.
+      write(numbered(2, { event: 'response', text: 'Hello ' }));
+      write(numbered(3, { event: 'response', text: 'world.' }));
+      write(numbered(4, DONE));
+      response.end();
+    });
+    const result = await chat('hi\nexit\n');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Hello world.\n');
+    expect(result.stdout.match(/→ bash ls/g)).toHaveLength(1);
+    expect(result.stderr).toBe('The connection dropped; reattaching to the run…\n');
+    const events = peer.requests.filter((request) => request.path === `/runs/${RUN}/events`);
+    expect(events.map((request) => request.headers['last-event-id'])).toEqual([undefined, '2']);
+    expect(peer.requests.find((request) => request.path.endsWith('/runs'))?.body).toEqual({ content: 'hi', mode: 'default' });
+    // The older streamed-turn route is not used when runs exist.
+    expect(peer.requests.some((request) => request.path.endsWith('/stream'))).toBe(false);
+  });
+
+  it('falls back to the streamed-turn route once when the service has no conversation runs', async () => {
+    peer = await turnPeer((write, response) => {
+      write(frame({ event: 'response', text: 'old route answer' }));
+      write(frame(DONE));
+      response.end();
+    });
+    const result = await chat('one\ntwo\nexit\n');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.match(/old route answer/g)).toHaveLength(2);
+    expect(peer.requests.filter((request) => request.path.endsWith('/runs'))).toHaveLength(1);
   });
 });

@@ -23,7 +23,7 @@ export const AgentRunResponse = z
   .object({
     response: z.string(),
     agent_type: z.string(),
-    mode: z.string(),
+    mode: PermissionMode,
     success: z.boolean(),
     error: z.string().optional(),
   })

@@ -20,13 +20,24 @@ export const RootResponse = z
   .meta({ id: 'RootResponse' });
 export type RootResponse = z.infer<typeof RootResponse>;
 
-export const CheckStatus = z.enum(['ok', 'unreachable', 'error', 'active', 'inactive', 'disabled']);
+/** The model as the runtime last described it. */
+export const ModelInfo = z
+  .object({
+    name: z.string(),
+    /** Tokens per request, answer included: the smallest of the runtime's window and LLM_NUM_CTX. */
+    context_window: z.number().int(),
+    /** `native`: the runtime's `tools` field; `text`: tools described in the prompt, calls read from the text. */
+    tool_calls: z.enum(['native', 'text']),
+  })
+  .meta({ id: 'ModelInfo' });
+export type ModelInfo = z.infer<typeof ModelInfo>;
 
 export const HealthResponse = z
   .object({
     status: z.enum(['healthy', 'degraded', 'unhealthy']),
     version: z.string(),
     checks: z.record(z.string(), z.string()),
+    model: ModelInfo.optional(),
   })
   .meta({ id: 'HealthResponse' });
 export type HealthResponse = z.infer<typeof HealthResponse>;

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-
-export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'summary'] as const;
-export const MessageRole = z.enum(MESSAGE_ROLES);
-export type MessageRole = z.infer<typeof MessageRole>;
+import { PermissionMode } from './agents.js';
 
 const Timestamp = z.string().meta({ description: 'UTC ISO 8601 with milliseconds and Z' });
 
@@ -50,6 +47,21 @@ export const CreateConversationRequest = z
   .meta({ id: 'CreateConversationRequest' });
 export type CreateConversationRequest = z.infer<typeof CreateConversationRequest>;
 
+/** `GET /conversations/{id}/messages`: a page of history, walking back with `before`. */
+export const MessagePageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.string().optional().meta({ description: 'A message id of this conversation: the page ends just before it (default: the latest).' }),
+});
+export type MessagePageQuery = z.infer<typeof MessagePageQuery>;
+
+export const MessagePageResponse = z
+  .object({
+    messages: z.array(MessageResponse).meta({ description: 'Oldest first.' }),
+    has_more: z.boolean().meta({ description: 'Older messages exist before the first one.' }),
+  })
+  .meta({ id: 'MessagePageResponse' });
+export type MessagePageResponse = z.infer<typeof MessagePageResponse>;
+
 export const ListConversationsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   offset: z.coerce.number().int().min(0).default(0),
@@ -60,7 +72,7 @@ export const ConversationParams = z.object({ conversation_id: z.string() });
 
 /** A turn: the message, and the permission mode the conversation's agent runs in (default `default`). */
 export const AddMessageRequest = z
-  .object({ content: z.string().min(1), mode: z.enum(['default', 'plan', 'auto_accept']).default('default') })
+  .object({ content: z.string().min(1), mode: PermissionMode.default('default') })
   .meta({ id: 'AddMessageRequest' });
 export type AddMessageRequest = z.infer<typeof AddMessageRequest>;
 /** What a client sends (mode may be left out). */
@@ -85,16 +97,3 @@ export const SaveMessagesResponse = z
   .object({ user_message: MessageResponse, assistant_message: MessageResponse, total_tokens: z.number().int() })
   .meta({ id: 'SaveMessagesResponse' });
 export type SaveMessagesResponse = z.infer<typeof SaveMessagesResponse>;
-
-/** Last frame of a streamed turn (`POST /conversations/{id}/stream`): `done` plus what was stored. */
-export const TurnDoneFrame = z
-  .object({
-    event: z.literal('done'),
-    mode: z.string(),
-    user_message_id: z.uuid(),
-    assistant_message_id: z.uuid(),
-    total_tokens: z.number().int(),
-    summarized: z.boolean(),
-  })
-  .meta({ id: 'TurnDoneFrame' });
-export type TurnDoneFrame = z.infer<typeof TurnDoneFrame>;

@@ -14,7 +14,7 @@ export interface AgentDefinition {
   toolNames(mode: PermissionMode): readonly string[];
 }
 
-/** SPEC.md section 4 "Tools per agent", with DECISIONS.md's read-only explore. */
+/** Tools per agent and mode (docs/api.md, "Agents and tools"); explore is read-only. */
 export const AGENTS: Record<AgentType, AgentDefinition> = {
   explore: {
     ...AGENT_CATALOGUE.explore,

@@ -1,11 +1,14 @@
 import { statSync } from 'node:fs';
-import type { PermissionMode, StreamFrame } from '@mada/protocol';
+import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
-import type { Tool, ToolSettings } from '../tools/tool.js';
-import type { ModelClient } from '../model/index.js';
+import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
+import type { ApprovalGate, Tool, ToolSettings } from '../tools/tool.js';
+import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
+import type { Log } from '../util/log.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, type RunLimits } from './run-loop.js';
+import { emptyUsage, type RunUsage } from './run-usage.js';
 
 export class WorkingDirectoryError extends BadRequestError {
   constructor(dir: string) {
@@ -15,6 +18,8 @@ export class WorkingDirectoryError extends BadRequestError {
 
 export interface EngineDeps {
   model: ModelClient;
+  /** The model's window and tool-call mode, as the runtime last reported them. */
+  runtime: RuntimeInfoSource;
   /** Every tool the service has, by name; each agent gets its own subset. */
   tools: ReadonlyMap<string, Tool>;
   sandbox: PathSandbox;
@@ -22,6 +27,8 @@ export interface EngineDeps {
   limits: RunLimits;
   /** Relative working directories (`.`) are taken from here: the service's start directory. */
   startDir: string;
+  /** APPROVAL_RULES_FILE's rules; absent: the default rules. */
+  approvalRules?: ApprovalRuleSet;
 }
 
 export interface RunOptions {
@@ -31,14 +38,31 @@ export interface RunOptions {
   mode: PermissionMode;
   signal: AbortSignal;
   streaming: boolean;
-  emit?: (frame: StreamFrame) => void;
+  emit?: (frame: AgentEvent) => void;
+  /** Totals to add this run's cost to (sub-agents share their parent's); readable even when the run fails. */
+  usage?: RunUsage;
+  /** Who answers an approval rule's `ask` in mode `default`; absent: nobody, and the call is refused. */
+  approvalGate?: ApprovalGate;
+  /** The run's checkpoint hook, awaited before the first (and each) modifying tool call, sub-agents' included. */
+  beforeModify?: () => Promise<void>;
+  /** The run's logger (with its run_id), for the tools and whatever else logs on the run's behalf. */
+  log?: Log;
+}
+
+export interface RunResult {
+  text: string;
+  usage: RunUsage;
 }
 
 const ignore = (): void => undefined;
 
 /** Finds the agent, confines it to its working directory and tool set, and runs its loop. */
 export class AgentEngine {
-  constructor(private readonly deps: EngineDeps) {}
+  private readonly rules: ApprovalRuleSet;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.rules = deps.approvalRules ?? new ApprovalRuleSet(DEFAULT_APPROVAL_RULES);
+  }
 
   /** Throws UnknownAgentError (400) before anything starts. */
   agent(name: string): AgentDefinition {
@@ -58,31 +82,64 @@ export class AgentEngine {
     throw new WorkingDirectoryError(dir);
   }
 
+  /**
+   * Tokens a prompt to `agentType` may have and still fit the model's window in the first
+   * request (used to cut summarization input into parts that fit).
+   */
+  promptRoom(agentType: string, mode: PermissionMode, workingDir: string): number {
+    const options = { agentType, prompt: '', workingDir, mode, signal: new AbortController().signal, streaming: false };
+    return this.loop(options, emptyUsage(), workingDir).promptRoom();
+  }
+
   async run(options: RunOptions): Promise<string> {
+    return (await this.runWithUsage(options)).text;
+  }
+
+  /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
+  async runWithUsage(options: RunOptions): Promise<RunResult> {
+    const usage = options.usage ?? emptyUsage();
+    const loop = this.loop(options, usage, this.workingDirectory(options.workingDir));
+    options.signal.throwIfAborted();
+    return { text: await loop.run(), usage };
+  }
+
+  private loop(options: RunOptions, usage: RunUsage, workingDir: string): RunLoop {
     const agent = this.agent(options.agentType);
-    const workingDir = this.workingDirectory(options.workingDir);
     const tools = new Map(
       agent
         .toolNames(options.mode)
         .flatMap((name) => (this.deps.tools.has(name) ? [[name, this.deps.tools.get(name)!] as const] : [])),
     );
-    const loop = new RunLoop(this.deps.model, this.deps.limits, {
+    return new RunLoop(this.deps.model, this.deps.runtime, this.deps.limits, {
       agent,
       prompt: options.prompt,
       mode: options.mode,
       streaming: options.streaming,
       tools,
       emit: options.emit ?? ignore,
+      usage,
       toolContext: {
         workingDir,
         sandbox: this.deps.sandbox,
         settings: this.deps.toolSettings,
         signal: options.signal,
+        approval: { rules: this.rules, ...(options.approvalGate ? { gate: options.approvalGate } : {}) },
+        ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),
+        ...(options.log ? { log: options.log } : {}),
         spawnAgent: (agentType, prompt, dir, signal) =>
-          this.run({ agentType, prompt, workingDir: dir, mode: options.mode, signal, streaming: false }),
+          this.run({
+            agentType,
+            prompt,
+            workingDir: dir,
+            mode: options.mode,
+            signal,
+            streaming: false,
+            usage,
+            ...(options.approvalGate ? { approvalGate: options.approvalGate } : {}),
+            ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),
+            ...(options.log ? { log: options.log } : {}),
+          }),
       },
     });
-    options.signal.throwIfAborted();
-    return loop.run();
   }
 }

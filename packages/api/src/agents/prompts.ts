@@ -1,6 +1,6 @@
 import type { PermissionMode } from '@mada/protocol';
 
-/** The rules every agent works under (SPEC.md section 1, item 9). */
+/** The rules every agent works under: use tools before answering, never invent file contents. */
 const GROUND_RULES = (workingDir: string): string => `Working directory: ${workingDir}
 All relative paths are relative to it; tools take absolute paths inside it.
 
@@ -36,8 +36,9 @@ End your final answer with a section "## Summary" containing:
 
 export type AgentName = keyof typeof ROLES;
 
-export function systemPrompt(agent: AgentName, workingDir: string, mode: PermissionMode): string {
-  return [ROLES[agent], GROUND_RULES(workingDir), ...(mode === 'plan' ? [PLAN_MODE] : [])].join('\n\n');
+/** `toolsAsText`: the tool descriptions for a model without native tool calls. */
+export function systemPrompt(agent: AgentName, workingDir: string, mode: PermissionMode, toolsAsText?: string): string {
+  return [ROLES[agent], GROUND_RULES(workingDir), ...(mode === 'plan' ? [PLAN_MODE] : []), ...(toolsAsText === undefined ? [] : [toolsAsText])].join('\n\n');
 }
 
 /** Sent to `task` when it answered without calling any tool (at most twice). */

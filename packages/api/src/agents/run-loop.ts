@@ -1,25 +1,35 @@
-import type { PermissionMode, StreamFrame } from '@mada/protocol';
+import type { AgentEvent, PermissionMode } from '@mada/protocol';
+import { countTokens } from '../tokens/count.js';
 import {
   describeTool,
+  describeToolsAsText,
   extractTextToolCalls,
+  refusesTools,
+  StreamGate,
+  stripThinking,
+  toTextToolHistory,
   type ChatMessage,
   type ModelClient,
   type ModelRequest,
+  type ModelResponse,
   type ModelToolCall,
+  type ModelUsage,
+  type RuntimeInfoSource,
+  type ToolCallMode,
   type ToolDefinition,
 } from '../model/index.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
-import { maskOldToolResults } from './context-window.js';
+import { ContextBudget, promptRoom } from './context-window.js';
 import type { AgentDefinition } from './definitions.js';
 import { thinking } from './events.js';
 import { rePrompt, systemPrompt } from './prompts.js';
+import type { RunUsage } from './run-usage.js';
 import { executeToolCall } from './tool-executor.js';
 
 export const MAX_RE_PROMPTS = 2;
 
 export interface RunLimits {
   maxSteps: number;
-  contextTokens: number;
   toolTimeoutSeconds: number;
 }
 
@@ -31,7 +41,9 @@ export interface LoopInput {
   streaming: boolean;
   tools: ReadonlyMap<string, Tool>;
   toolContext: ToolContext;
-  emit: (frame: StreamFrame) => void;
+  emit: (frame: AgentEvent) => void;
+  /** Added to as the run goes, so a failed run still tells what it cost. */
+  usage: RunUsage;
 }
 
 export class StepLimitError extends Error {
@@ -47,33 +59,48 @@ interface Turn {
   toolCalls: ModelToolCall[];
 }
 
+/** A request ready to send, with what the tokenizer says it costs. */
+interface Prepared {
+  request: ModelRequest;
+  tokens: number;
+}
+
 /** The agent loop, shared by every agent: model call, tool calls, results back, repeat. */
 export class RunLoop {
   private readonly messages: ChatMessage[];
   private readonly specs: ToolDefinition[];
+  private readonly systems: Record<ToolCallMode, ChatMessage>;
+  private readonly budget = new ContextBudget();
   private toolsUsed = 0;
   private rePrompts = 0;
 
   constructor(
     private readonly model: ModelClient,
+    private readonly runtime: RuntimeInfoSource,
     private readonly limits: RunLimits,
     private readonly input: LoopInput,
   ) {
-    this.messages = [
-      { role: 'system', content: systemPrompt(input.agent.name, input.toolContext.workingDir, input.mode) },
-      { role: 'user', content: input.prompt },
-    ];
     this.specs = [...input.tools.values()].map(describeTool);
+    const system = (toolsAsText?: string): ChatMessage => ({
+      role: 'system',
+      content: systemPrompt(input.agent.name, input.toolContext.workingDir, input.mode, toolsAsText),
+    });
+    this.systems = { native: system(), text: system(describeToolsAsText(this.specs)) };
+    this.messages = [this.systems.native, { role: 'user', content: input.prompt }];
   }
 
   get toolCallCount(): number {
     return this.toolsUsed;
   }
 
+  /** Tokens the first prompt may have for the first request to fit the window. */
+  promptRoom(): number {
+    const { contextWindow, toolCalls } = this.runtime.current();
+    return promptRoom(contextWindow, this.systems[toolCalls], toolCalls === 'native' ? this.specs : []);
+  }
+
   async run(): Promise<string> {
     for (let step = 0; step < this.limits.maxSteps; step++) {
-      const masked = maskOldToolResults(this.messages, this.limits.contextTokens);
-      if (masked > 0) this.input.emit(thinking(`Context window nearly full: ${masked} older tool result(s) replaced with placeholders.`));
       const turn = await this.callModel();
       if (turn.toolCalls.length === 0) {
         if (this.mustRePrompt(turn.text)) continue;
@@ -89,13 +116,14 @@ export class RunLoop {
           emit: this.input.emit,
         });
         this.toolsUsed++;
+        this.input.usage.tool_calls++;
         this.messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content });
       }
     }
     throw new StepLimitError(this.limits.maxSteps);
   }
 
-  /** `task` answering without any tool call is sent back, at most twice (SPEC.md section 1). */
+  /** `task` answering without any tool call is sent back, at most twice (docs/api.md, "Agents and tools"). */
   private mustRePrompt(answer: string): boolean {
     if (!this.holdsBack()) return false;
     this.rePrompts++;
@@ -104,39 +132,81 @@ export class RunLoop {
     return true;
   }
 
-  private recogniseTextCalls(turn: Turn): Turn {
-    if (turn.toolCalls.length > 0) return turn;
-    const found = extractTextToolCalls(turn.text, this.input.tools.keys());
-    return found.calls.length > 0 ? { text: found.text, toolCalls: found.calls } : turn;
+  /**
+   * The next request in the runtime's current tool mode, within its window: older tool results
+   * are masked first; one that cannot fit even then fails the run (ContextOverflowError).
+   */
+  private prepare(): Prepared {
+    const { contextWindow, toolCalls } = this.runtime.current();
+    this.messages[0] = this.systems[toolCalls];
+    const tools = toolCalls === 'native' ? this.specs : [];
+    const masked = this.budget.fit(this.messages, tools, contextWindow);
+    if (masked > 0) this.input.emit(thinking(`Context window nearly full: ${masked} older tool result(s) replaced with placeholders.`));
+    const messages = toolCalls === 'native' ? this.messages : toTextToolHistory(this.messages);
+    return { request: { messages, ...(tools.length > 0 ? { tools } : {}) }, tokens: this.budget.requestTokens(this.messages, tools) };
   }
 
   private async callModel(): Promise<Turn> {
-    const request: ModelRequest = { messages: this.messages, tools: this.specs };
+    const prepared = this.prepare();
+    try {
+      return await this.callOnce(prepared);
+    } catch (error) {
+      if (prepared.request.tools === undefined || !refusesTools(error)) throw error;
+      this.runtime.useTextToolCalls();
+      this.input.emit(thinking('The model does not take native tool calls: its tools are described in its prompt instead.'));
+      return this.callOnce(this.prepare());
+    }
+  }
+
+  private async callOnce(prepared: Prepared): Promise<Turn> {
     const signal = this.input.toolContext.signal;
-    return this.input.streaming ? this.streamTurn(request, signal) : this.recogniseTextCalls(await this.model.complete(request, signal));
+    this.input.usage.model_calls++;
+    if (this.input.streaming) return this.streamTurn(prepared, signal);
+    const response = await this.model.complete(prepared.request, signal);
+    this.countUsage(prepared, response);
+    return this.recognise(response);
+  }
+
+  /**
+   * The runtime's own counts; the tokenizer's where it gave none. Zero counts as none: a request
+   * is never empty, and the Ollama provider reports missing counts as 0.
+   */
+  private countUsage(prepared: Prepared, response: { text: string; toolCalls: readonly ModelToolCall[]; usage: ModelUsage }): void {
+    const usage = this.input.usage;
+    usage.input_tokens += response.usage.inputTokens || prepared.tokens;
+    usage.output_tokens +=
+      response.usage.outputTokens || countTokens(response.text) + (response.toolCalls.length > 0 ? countTokens(JSON.stringify(response.toolCalls)) : 0);
+  }
+
+  /** Calls written as text count when the model sent no structured ones; reasoning is never the answer. */
+  private recognise(turn: Turn): Turn {
+    if (turn.toolCalls.length > 0) return { text: stripThinking(turn.text), toolCalls: turn.toolCalls };
+    const found = extractTextToolCalls(turn.text, this.input.tools.keys());
+    return { text: found.text, toolCalls: found.calls };
   }
 
   /**
    * Text goes out as it arrives, except (a) from a `task` that has not used a tool yet, since it
-   * may be re-prompted, and (b) from where a tool call written as text may begin.
+   * may be re-prompted, (b) reasoning, and (c) from where a tool call written as text may begin.
    */
-  private async streamTurn(request: ModelRequest, signal: AbortSignal): Promise<Turn> {
-    let text = '';
-    let sent = 0;
+  private async streamTurn(prepared: Prepared, signal: AbortSignal): Promise<Turn> {
+    const gate = new StreamGate();
+    const holding = this.holdsBack();
+    let response: ModelResponse | undefined;
     const toolCalls: ModelToolCall[] = [];
-    for await (const part of this.model.stream(request, signal)) {
+    const parts: string[] = [];
+    for await (const part of this.model.stream(prepared.request, signal)) {
       if (part.type === 'tool-call') toolCalls.push(part.call);
-      if (part.type !== 'text') continue;
-      text += part.text;
-      if (this.holdsBack()) continue;
-      const safe = safeLength(text);
-      if (safe > sent) {
-        this.sendText(text.slice(sent, safe));
-        sent = safe;
+      else if (part.type === 'finish') response = part.response;
+      else {
+        parts.push(part.text);
+        if (!holding) this.sendText(gate.push(part.text));
       }
     }
-    const turn = this.recogniseTextCalls({ text, toolCalls });
-    if (turn.toolCalls.length === 0 && !this.holdsBack() && sent < text.length) this.sendText(text.slice(sent));
+    const text = parts.join('');
+    if (response !== undefined) this.countUsage(prepared, { ...response, text, toolCalls });
+    const turn = this.recognise({ text, toolCalls });
+    if (turn.toolCalls.length === 0 && !this.holdsBack()) this.sendText(gate.finish());
     return turn;
   }
 
@@ -149,22 +219,4 @@ export class RunLoop {
     if (text === '') return;
     this.input.emit(this.input.agent.textEvent === 'chunk' ? { event: 'chunk', data: text } : { event: 'response', text });
   }
-}
-
-/** Where text may start a tool call written as text: a `{`-led text, a fence, a `<tool_call>` tag. */
-function safeLength(text: string): number {
-  if (text.trimStart().startsWith('{')) return 0;
-  const markers = ['```', '<tool_call'].map((marker) => text.indexOf(marker)).filter((i) => i >= 0);
-  const partial = partialMarkerStart(text);
-  return Math.min(text.length, ...markers, partial);
-}
-
-/** A marker cut across two deltas ("<tool_" then "call>") must not be sent half. */
-function partialMarkerStart(text: string): number {
-  for (const marker of ['```', '<tool_call']) {
-    for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
-      if (text.endsWith(marker.slice(0, n))) return text.length - n;
-    }
-  }
-  return text.length;
 }

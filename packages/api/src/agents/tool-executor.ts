@@ -1,16 +1,17 @@
-import type { PermissionMode, StreamFrame } from '@mada/protocol';
+import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { z } from 'zod';
-import { evaluateApproval } from '../approval/rules.js';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
-import { thinking, toolDone, toolStart } from './events.js';
+import { CANNOT_WAIT, judgeCall } from './approval-check.js';
+import { toolDone, toolStart } from './events.js';
+import { errorMessage } from '../util/error-message.js';
 
 export interface ExecutionContext {
   tools: ReadonlyMap<string, Tool>;
   mode: PermissionMode;
   toolContext: ToolContext;
   timeoutSeconds: number;
-  emit: (frame: StreamFrame) => void;
+  emit: (frame: AgentEvent) => void;
 }
 
 const plainArgs = (raw: unknown): Record<string, unknown> =>
@@ -41,26 +42,50 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
     return text;
   }
   context.emit(toolStart(call.name, tool.startArgs(parsed.data)));
-  const text = await runApproved(tool, parsed.data, call, context);
+  const refusal = await approvalRefusal(tool, parsed.data, call, context);
+  const text = refusal ?? (await runTool(tool, parsed.data, call, context));
   context.emit(toolDone(call.name, text));
   return text;
 }
 
-async function runApproved(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {
-  if (context.mode !== 'plan') {
-    const decision = evaluateApproval(call.name, plainArgs(params));
-    if (decision.action === 'deny') return `Error: ${call.name} refused by approval rule: ${decision.reason}`;
-    if (decision.action === 'ask' && context.mode === 'default') {
-      context.emit(thinking(`Approval rule would ask before ${call.name} (${decision.reason}); no approval channel exists yet, so it runs.`));
-    }
-  }
+/**
+ * The approval rules' say on a call (EXTENSIONS.md section 3): the text the model reads when it
+ * must not run, undefined when it may. `plan` runs read-only tools only, so it never asks;
+ * `auto_accept` runs an `ask` at once; `deny` refuses in every mode.
+ */
+async function approvalRefusal(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string | undefined> {
+  if (context.mode === 'plan') return undefined;
+  const verdict = judgeCall(call.name, plainArgs(params), context.toolContext);
+  if (verdict.action === 'deny') return `Error: ${call.name} refused by ${verdict.reason}`;
+  if (verdict.action === 'allow' || context.mode === 'auto_accept') return undefined;
+  const gate = context.toolContext.approval?.gate;
+  if (!gate) return CANNOT_WAIT;
+  const answer = await gate.ask(
+    { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches: verdict.rules.map((rule) => rule.match ?? '') },
+    context.toolContext.signal,
+  );
+  return answer.approved ? undefined : answer.text;
+}
+
+async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {
+  if (tool.modifiesFiles) await context.toolContext.beforeModify?.();
   const signal = AbortSignal.any([context.toolContext.signal, AbortSignal.timeout(context.timeoutSeconds * 1000)]);
+  const log = context.toolContext.log;
+  const started = performance.now();
+  const took = (): number => Math.round(performance.now() - started);
   try {
     const result = await tool.execute(params, { ...context.toolContext, signal });
+    // Most tools stop on the signal and answer a failure rather than throw.
+    if (signal.aborted && !context.toolContext.signal.aborted) log?.warn({ tool: call.name, timeout_seconds: context.timeoutSeconds }, 'tool call timed out');
+    else log?.debug({ tool: call.name, success: result.success, duration_ms: took() }, 'tool call');
     return renderForAgent(result);
   } catch (error) {
     if (context.toolContext.signal.aborted) throw error;
-    if (signal.aborted) return `Error: ${call.name} timed out after ${context.timeoutSeconds}s`;
-    return `Error: ${call.name} failed: ${error instanceof Error ? error.message : String(error)}`;
+    if (signal.aborted) {
+      log?.warn({ tool: call.name, timeout_seconds: context.timeoutSeconds }, 'tool call timed out');
+      return `Error: ${call.name} timed out after ${context.timeoutSeconds}s`;
+    }
+    log?.warn({ tool: call.name, err: error, duration_ms: took() }, 'tool call failed');
+    return `Error: ${call.name} failed: ${errorMessage(error)}`;
   }
 }

@@ -5,7 +5,7 @@ const section = (tag: string, body: string): string => `<${tag}>\n${body}\n</${t
 export const formatLine = (message: Pick<MessageRecord, 'role' | 'content'>): string => `${message.role.toUpperCase()}: ${message.content}`;
 
 /**
- * The prompt an agent receives for one conversation turn (SPEC.md section 4, "Context prompt"):
+ * The prompt an agent receives for one conversation turn (docs/api.md, "Context prompt"):
  * the latest summary, the recent non-summary messages before the new one, then the request.
  * Sections are separated by a blank line; each tag sits on its own line.
  */

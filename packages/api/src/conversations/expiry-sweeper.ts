@@ -22,8 +22,7 @@ export class ExpirySweeper {
   }
 
   async sweepOnce(): Promise<number> {
-    const cutoff = this.service.expiryCutoff();
-    return cutoff ? this.service.repository.deleteIdleSince(cutoff) : 0;
+    return this.service.deleteExpired();
   }
 
   async stop(): Promise<void> {

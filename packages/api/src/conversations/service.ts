@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ConversationResponse, MessageResponse } from '@mada/protocol';
-import type { ConversationRecord, ConversationRepository, MessageRecord } from '../db/repository.js';
+import type { ConversationRecord, ConversationRepository, MessagePage, MessageRecord } from '../db/repository.js';
 import { ForbiddenError, NotFoundError } from '../errors.js';
 import { titleFromContent } from './title.js';
-import { countTokens } from './tokens.js';
+import { countTokens } from '../tokens/count.js';
 
 export class ConversationNotFoundError extends NotFoundError {
   constructor() {
@@ -11,11 +11,27 @@ export class ConversationNotFoundError extends NotFoundError {
   }
 }
 
+export class ConversationLimitError extends ForbiddenError {
+  constructor(max: number) {
+    super(`Conversation limit reached (${max})`);
+  }
+}
+
 export interface ConversationServiceOptions {
   /** Idle conversations older than this are expired; 0 keeps them forever. */
   sessionTtlHours: number;
+  /** How many live conversations one user may have; creating one more is refused. */
+  maxConversationsPerUser: number;
+  /** Checks a conversation's working directory when it is created (throws when not allowed). */
+  checkWorkingDir?: (dir: string) => void;
   now?: () => Date;
 }
+
+/** Told the id of a conversation about to be deleted, so work running for it stops first. */
+export type DeletionListener = (conversationId: string) => Promise<void>;
+
+/** How much of a history one read holds: a few messages, or one when they are huge. */
+const HISTORY_PAGE = { count: 64, chars: 1_000_000 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -41,9 +57,10 @@ export const toMessageResponse = (r: MessageRecord): MessageResponse => ({
 /** Ownership, expiry, titles and token counts over the repository; no HTTP here. */
 export class ConversationService {
   private readonly now: () => Date;
+  private readonly deletionListeners: DeletionListener[] = [];
 
   constructor(
-    readonly repository: ConversationRepository,
+    private readonly repository: ConversationRepository,
     private readonly options: ConversationServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
@@ -55,7 +72,25 @@ export class ConversationService {
     return ttlMs > 0 ? new Date(this.now().getTime() - ttlMs) : null;
   }
 
+  /** Throws when the database does not answer (the health check). */
+  async ping(): Promise<void> {
+    await this.repository.ping();
+  }
+
+  /** Deletes the expired conversations; how many went. */
+  async deleteExpired(): Promise<number> {
+    const cutoff = this.expiryCutoff();
+    return cutoff ? this.repository.deleteIdleSince(cutoff) : 0;
+  }
+
+  /**
+   * Checks the working directory (the agent type is checked when a turn runs) and the caller's
+   * conversation count; two creations racing at the limit may both pass.
+   */
   async create(userId: string, input: { agent_type: string; working_dir: string; title: string | null }): Promise<ConversationRecord> {
+    this.options.checkWorkingDir?.(input.working_dir);
+    const { total } = await this.repository.listConversations(userId, { limit: 1, offset: 0, activeSince: this.expiryCutoff() });
+    if (total >= this.options.maxConversationsPerUser) throw new ConversationLimitError(this.options.maxConversationsPerUser);
     return this.repository.createConversation({
       id: randomUUID(),
       userId,
@@ -70,22 +105,47 @@ export class ConversationService {
     return this.repository.listConversations(userId, { limit, offset, activeSince: this.expiryCutoff() });
   }
 
-  /** 404 when missing or expired (also for ids that are not UUIDs), then 403 when not the caller's. */
+  /**
+   * 404 when missing or expired (also for ids that are not UUIDs), then 403 when not the caller's.
+   * Ids are stored in lower case; an id in upper case names the same conversation on both databases.
+   */
   async getOwned(id: string, userId: string): Promise<ConversationRecord> {
-    const conversation = UUID.test(id) ? await this.repository.findConversation(id) : undefined;
+    const conversation = UUID.test(id) ? await this.repository.findConversation(id.toLowerCase()) : undefined;
     const cutoff = this.expiryCutoff();
     if (!conversation || (cutoff && conversation.lastActivityAt < cutoff)) throw new ConversationNotFoundError();
     if (conversation.userId !== userId) throw new ForbiddenError('Not authorized');
     return conversation;
   }
 
+  /** Stops what runs for the conversation (a turn in progress is cancelled), then deletes it. */
   async delete(id: string, userId: string): Promise<void> {
-    await this.getOwned(id, userId);
-    await this.repository.deleteConversation(id);
+    const conversation = await this.getOwned(id, userId);
+    for (const listener of this.deletionListeners) await listener(conversation.id);
+    await this.repository.deleteConversation(conversation.id);
   }
 
-  async messages(conversation: ConversationRecord): Promise<MessageRecord[]> {
-    return this.repository.listMessages(conversation.id);
+  onDeleted(listener: DeletionListener): void {
+    this.deletionListeners.push(listener);
+  }
+
+  /** The whole history, oldest first, a bounded page at a time however long it is. */
+  async *messagePages(conversation: ConversationRecord): AsyncGenerator<MessageRecord[]> {
+    for (let afterSeq = 0; ; ) {
+      const page = await this.repository.messagesAfter(conversation.id, afterSeq, HISTORY_PAGE);
+      if (page.length === 0) return;
+      yield page;
+      afterSeq = page.at(-1)!.seq;
+    }
+  }
+
+  /**
+   * The `limit` messages just before message `beforeId` (or the latest), oldest first.
+   * Undefined when `beforeId` is not a message of this conversation.
+   */
+  async messagePage(conversation: ConversationRecord, limit: number, beforeId: string | undefined): Promise<MessagePage | undefined> {
+    if (beforeId === undefined) return this.repository.messagesBefore(conversation.id, null, limit);
+    const before = UUID.test(beforeId) ? await this.repository.findMessage(conversation.id, beforeId.toLowerCase()) : undefined;
+    return before && this.repository.messagesBefore(conversation.id, before.seq, limit);
   }
 
   /** Stores messages in order; a first user message names an untitled conversation. */

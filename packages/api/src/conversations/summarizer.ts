@@ -1,5 +1,6 @@
 import type { MessageRecord } from '../db/repository.js';
 import { formatLine } from './context-prompt.js';
+import { countTokens } from '../tokens/count.js';
 
 /** The instruction the `explore` agent gets with the messages to summarize. */
 export const SUMMARY_INSTRUCTION = [
@@ -35,9 +36,69 @@ export interface SummarizationPolicy {
 }
 
 /**
- * SPEC.md section 3: above the threshold (strictly), with more than keep_recent + 1 non-summary
+ * docs/api.md, "Summarization": above the threshold (strictly), with more than keep_recent + 1 non-summary
  * messages, so at least one lies outside the recent window.
  */
 export function needsSummary(totalTokens: number, activeMessages: number, policy: SummarizationPolicy): boolean {
   return totalTokens > policy.maxContextTokens * policy.summarizationThreshold && activeMessages > policy.keepRecentMessages + 1;
+}
+
+/** Marks where a message too long for one summarization request was cut. */
+const cutMarker = (omitted: number): string => `\n[... ${omitted} characters cut to fit the model's context window ...]\n`;
+
+/** A line cut in the middle (head and tail kept) so that it counts at most `room` tokens. */
+function cutLine(line: string, room: number): string {
+  let keep = line.length;
+  for (let tokens = countTokens(line); tokens > room && keep > 0; tokens = countTokens(cutMiddle(line, keep))) {
+    keep = Math.floor((keep * room) / tokens * 0.9);
+  }
+  return cutMiddle(line, keep);
+}
+
+function cutMiddle(line: string, keep: number): string {
+  if (keep >= line.length) return line;
+  const head = Math.ceil(keep / 2);
+  return `${line.slice(0, head)}${cutMarker(line.length - keep)}${line.slice(line.length - (keep - head))}`;
+}
+
+/** The summary prompts for `lines`, each within `room` tokens: consecutive lines grouped, over-long ones cut. */
+export function summaryParts(lines: readonly string[], room: number): string[][] {
+  const frame = countTokens(summaryPrompt([]));
+  const lineRoom = Math.max(1, room - frame);
+  const parts: string[][] = [];
+  let current: string[] = [];
+  let used = 0;
+  for (const raw of lines) {
+    const line = countTokens(raw) + 1 > lineRoom ? cutLine(raw, lineRoom - 1) : raw;
+    const tokens = countTokens(line) + 1;
+    if (current.length > 0 && used + tokens > lineRoom) {
+      parts.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(line);
+    used += tokens;
+  }
+  if (current.length > 0) parts.push(current);
+  return parts;
+}
+
+/** Rounds of summarizing summaries before the input is simply cut. */
+const MAX_ROUNDS = 3;
+
+/**
+ * Summarizes `lines` without ever asking for more than `room` tokens of prompt: input that fits
+ * goes in one request; otherwise each part is summarized, then the parts' summaries are
+ * summarized together the same way.
+ */
+export async function summarizeWithin(lines: readonly string[], room: number, summarize: (prompt: string) => Promise<string>): Promise<string> {
+  let current = [...lines];
+  for (let round = 1; ; round++) {
+    const parts = summaryParts(current, room);
+    // The last round keeps only what fits in one request: the earliest parts' summaries.
+    if (parts.length === 1 || round === MAX_ROUNDS) return summarize(summaryPrompt(parts[0]!));
+    const summaries: string[] = [];
+    for (const [index, part] of parts.entries()) summaries.push(`[Summary of part ${index + 1} of ${parts.length}]: ${(await summarize(summaryPrompt(part))).trim()}`);
+    current = summaries;
+  }
 }

@@ -1,8 +1,10 @@
 import type { DatabaseConfig } from '../settings.js';
-import { PostgresRepository } from './postgres-repository.js';
+import type { DialectAdapter } from './dialect.js';
+import { DrizzleRepository } from './drizzle-repository.js';
+import { PostgresDialect } from './postgres-dialect.js';
 import type { ConversationRepository } from './repository.js';
 import { statementLogger } from './sql-logger.js';
-import { SqliteRepository } from './sqlite-repository.js';
+import { SqliteDialect } from './sqlite-dialect.js';
 
 export interface OpenOptions {
   /** Called with each statement when DEBUG is on. */
@@ -12,5 +14,6 @@ export interface OpenOptions {
 /** Opens the configured database and brings its schema up to date (migrations at start-up). */
 export async function openRepository(config: DatabaseConfig, options: OpenOptions = {}): Promise<ConversationRepository> {
   const logger = options.logStatement ? statementLogger(options.logStatement) : undefined;
-  return config.dialect === 'sqlite' ? SqliteRepository.open(config.path, logger) : PostgresRepository.open(config.url, logger);
+  const adapter: DialectAdapter = config.dialect === 'sqlite' ? SqliteDialect.open(config.path, logger) : await PostgresDialect.open(config.url, logger);
+  return new DrizzleRepository(adapter);
 }

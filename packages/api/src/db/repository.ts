@@ -1,6 +1,9 @@
+import type { ApprovalRepository } from './approval-repository.js';
+import type { RunRepository } from './run-repository.js';
+
 /**
- * The one interface the rest of the service uses for stored conversations. Two implementations
- * (sqlite-repository.ts, postgres-repository.ts) pass the same test suite.
+ * The one interface the rest of the service uses for stored conversations, implemented once over
+ * drizzle for SQLite and PostgreSQL (drizzle-repository.ts).
  */
 
 export interface ConversationRecord {
@@ -64,6 +67,13 @@ export interface AppendResult {
   messages: MessageRecord[];
 }
 
+export interface MessagePage {
+  /** Oldest first. */
+  messages: MessageRecord[];
+  /** Older messages exist before the first one. */
+  hasMore: boolean;
+}
+
 export interface NewSummary {
   id: string;
   content: string;
@@ -77,6 +87,10 @@ export interface NewSummary {
 
 export interface ConversationRepository {
   readonly dialect: 'sqlite' | 'postgres';
+  /** Stored runs and their events, on the same database (deleting a conversation deletes its runs). */
+  readonly runs: RunRepository;
+  /** Approvals of those runs and the users' approve_always grants. */
+  readonly approvals: ApprovalRepository;
   ping(): Promise<void>;
   createConversation(input: NewConversation): Promise<ConversationRecord>;
   findConversation(id: string): Promise<ConversationRecord | undefined>;
@@ -89,6 +103,16 @@ export interface ConversationRepository {
    */
   appendMessages(conversationId: string, messages: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined>;
   listMessages(conversationId: string): Promise<MessageRecord[]>;
+  /**
+   * Messages after sequence `afterSeq`, oldest first: at most `page.count`, and no more than fit in
+   * `page.chars` characters of content (always at least one), so whole histories are read in
+   * pages of bounded size.
+   */
+  messagesAfter(conversationId: string, afterSeq: number, page: { count: number; chars: number }): Promise<MessageRecord[]>;
+  /** The `limit` messages just before sequence `beforeSeq` (null: the latest), oldest first. */
+  messagesBefore(conversationId: string, beforeSeq: number | null, limit: number): Promise<MessagePage>;
+  /** A message of this conversation; undefined when it belongs to no or another conversation. */
+  findMessage(conversationId: string, messageId: string): Promise<MessageRecord | undefined>;
   /** Non-summary messages, at most `limit` of the latest before sequence `beforeSeq`, oldest first. */
   recentMessages(conversationId: string, limit: number, beforeSeq: number): Promise<MessageRecord[]>;
   /** The latest `summary` message: the one that is still active. */

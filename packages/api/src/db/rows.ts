@@ -1,9 +1,6 @@
 import type { MessageRecord, NewMessage, NewSummary } from './repository.js';
 
-/*
- * Row building shared by the SQLite and PostgreSQL repositories: the drivers differ (synchronous
- * and asynchronous transactions), what goes into the rows does not.
- */
+/* Row building for the repository, kept apart from its statements. */
 
 /** Stored messages for a batch whose first sequence number is `firstSeq`. */
 export function messageRows(conversationId: string, batch: readonly NewMessage[], firstSeq: number, now: Date): MessageRecord[] {

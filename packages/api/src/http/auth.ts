@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { ApiKey } from '../settings.js';
+import type { AuthFailureLimiter } from './auth-failures.js';
 
 export const LOCAL_USER = 'local';
 
@@ -61,9 +62,18 @@ export function declareCaller(app: FastifyInstance): void {
   app.decorateRequest('caller', null as unknown as Caller);
 }
 
-/** Requires a caller on every route registered in `scope` (and its children). */
-export function requireCaller(scope: FastifyInstance, auth: Authenticator): void {
+/**
+ * Requires a caller on every route registered in `scope` (and its children); failed attempts
+ * count toward the client address's limit.
+ */
+export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: AuthFailureLimiter): void {
   scope.addHook('onRequest', async (request) => {
-    request.caller = auth.identify(headerValue(request), request.ip);
+    failures.check(request.ip);
+    try {
+      request.caller = auth.identify(headerValue(request), request.ip);
+    } catch (error) {
+      if (error instanceof UnauthorizedError) failures.recordFailure(request.ip);
+      throw error;
+    }
   });
 }

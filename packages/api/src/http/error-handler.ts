@@ -1,6 +1,40 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import {
+  AgentFailedError,
+  BadRequestError,
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  TooLargeError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  UnavailableError,
+  UnprocessableError,
+} from '../errors.js';
+import { asDatabaseUnavailable } from '../db/unavailable.js';
+import { loggableError } from '../util/loggable-error.js';
+import { showAddresses, type AddressFilter } from './address-hiding.js';
 import { invalidJson, missingBody, toValidationDetail } from './validation-error.js';
+
+/** The status of each kind of domain error; the first class the error is an instance of wins. */
+const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
+  [BadRequestError, 400],
+  [UnauthorizedError, 401],
+  [ForbiddenError, 403],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [TooLargeError, 413],
+  [UnprocessableError, 422],
+  [TooManyRequestsError, 429],
+  [AgentFailedError, 500],
+  [UnavailableError, 503],
+];
+
+export function statusOf(error: DomainError): number {
+  return STATUS_OF.find(([kind]) => error instanceof kind)?.[1] ?? 500;
+}
 
 /** Fastify's own error codes for bodies that never reached validation. */
 const BODY_ERRORS: Record<string, (error: FastifyError) => { status: number; detail: unknown }> = {
@@ -15,12 +49,24 @@ function isFastifyError(error: unknown): error is FastifyError {
   return error instanceof Error && typeof (error as FastifyError).code === 'string';
 }
 
-/** The one place errors become HTTP responses. No stack trace ever reaches a client. */
-export function installErrorHandling(app: FastifyInstance): void {
+function sendDomainError(reply: FastifyReply, error: DomainError, filter: AddressFilter): FastifyReply {
+  if (error instanceof TooManyRequestsError) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply.code(statusOf(error)).send({ detail: filter(error.detail) });
+}
+
+/**
+ * The one place errors become HTTP responses. No stack trace ever reaches a client; an
+ * unexpected error is logged without SQL text or parameters and answered with a generic 500.
+ */
+export function installErrorHandling(app: FastifyInstance, filter: AddressFilter = showAddresses): void {
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
 
   app.setErrorHandler((error: unknown, request, reply) => {
-    if (error instanceof AppError) return reply.code(error.status).send({ detail: error.detail });
+    if (error instanceof InvalidInputError) return reply.code(422).send({ detail: error.issues });
+    if (error instanceof DomainError) {
+      if (statusOf(error) >= 500) request.log.error({ error: loggableError(error) }, 'request failed');
+      return sendDomainError(reply, error, filter);
+    }
     if (isFastifyError(error) && error.validation) {
       return reply.code(422).send({ detail: toValidationDetail(error.validation, error.validationContext) });
     }
@@ -30,12 +76,17 @@ export function installErrorHandling(app: FastifyInstance): void {
         const { status, detail } = mapped(error);
         return reply.code(status).send({ detail });
       }
-      if (error.statusCode === 429) return reply.code(429).send({ detail: error.message });
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return reply.code(error.statusCode).send({ detail: error.message });
       }
     }
-    request.log.error({ err: error }, 'unhandled error');
+    // A database outage (db/unavailable.ts) is 503; the driver's reason stays in the log.
+    const unavailable = asDatabaseUnavailable(error);
+    if (unavailable) {
+      request.log.warn(unavailable.logFields, 'database unavailable');
+      return reply.code(503).send({ detail: unavailable.message });
+    }
+    request.log.error({ error: loggableError(error) }, 'unhandled error');
     return reply.code(500).send({ detail: 'Internal Server Error' });
   });
 }

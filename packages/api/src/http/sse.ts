@@ -2,6 +2,9 @@ import type { FastifyReply } from 'fastify';
 
 export const PING_INTERVAL_MS = 15_000;
 
+/** A stream whose client leaves this much unread is closed rather than buffered further. */
+export const MAX_UNSENT_BYTES = 1_048_576;
+
 /** One frame: `data: <JSON>` and a blank line, with null and absent fields left out. */
 export function encodeFrame(frame: object): string {
   return `data: ${JSON.stringify(frame, (_key, value: unknown) => (value === null ? undefined : value))}\n\n`;
@@ -10,9 +13,11 @@ export function encodeFrame(frame: object): string {
 /**
  * A Server-Sent Events response. Fastify hands over the raw socket (hijack); the stream sends a
  * `: ping` comment on an interval so proxies keep it open, and `signal` aborts when the client
- * goes away, which is how a run learns to stop.
+ * goes away, which is how a run learns to stop. `Frame` is the stream's own event union, so a
+ * route can only send the kinds its contract lists. A client that stops reading is treated as
+ * gone once its unread bytes would pass MAX_UNSENT_BYTES: memory per stream stays bounded.
  */
-export class SseStream {
+export class SseStream<Frame extends { event: string }> {
   private readonly controller = new AbortController();
   private readonly ping: NodeJS.Timeout;
   private ended = false;
@@ -48,8 +53,27 @@ export class SseStream {
     return this.ended || this.reply.raw.destroyed;
   }
 
-  send(frame: object): void {
+  send(frame: Frame): void {
     this.write(encodeFrame(frame));
+  }
+
+  /**
+   * Writes an encoded frame and resolves once the socket has taken it (or the client is gone), so
+   * a caller that awaits each frame never holds more than one unsent.
+   */
+  sendRaw(text: string): Promise<void> {
+    const raw = this.reply.raw;
+    if (this.ended || raw.destroyed) return Promise.resolve();
+    if (raw.write(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.once('drain', done);
+      raw.once('close', done);
+    });
   }
 
   end(): void {
@@ -64,6 +88,14 @@ export class SseStream {
   }
 
   private write(text: string): void {
-    if (!this.ended && !this.reply.raw.destroyed) this.reply.raw.write(text);
+    const raw = this.reply.raw;
+    if (this.ended || raw.destroyed) return;
+    // writableLength counts what the response and its socket still hold, not yet taken by the kernel.
+    if (raw.writableLength + Buffer.byteLength(text) > MAX_UNSENT_BYTES) {
+      this.controller.abort(new Error('client stopped reading'));
+      raw.destroy();
+      return;
+    }
+    raw.write(text);
   }
 }

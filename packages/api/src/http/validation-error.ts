@@ -48,3 +48,12 @@ export function toValidationDetail(errors: FastifySchemaValidationError[], conte
 
 export const missingBody = (): Issue[] => [{ loc: ['body'], msg: 'Field required', type: 'missing' }];
 export const invalidJson = (message: string): Issue[] => [{ loc: ['body'], msg: `JSON decode error: ${message}`, type: 'json_invalid' }];
+
+/**
+ * A query value that passed its schema but names nothing (an unknown id): a 422 of the same shape
+ * as the schema's own, raised through Fastify's validation path so error-handler.ts maps it.
+ */
+export function queryValidationError(field: string, message: string): Error {
+  const validation: FastifySchemaValidationError[] = [{ keyword: 'value_error', instancePath: `/${field}`, schemaPath: '', params: {}, message }];
+  return Object.assign(new Error(message), { code: 'FST_ERR_VALIDATION', statusCode: 422, validation, validationContext: 'querystring' });
+}

@@ -4,6 +4,7 @@ import type { Settings } from '../settings.js';
 import { ModelError } from './errors.js';
 import { SdkModelClient, type SdkClientConfig } from './sdk-client.js';
 import type { CallOptions, LanguageModel } from './sdk-convert.js';
+import type { RuntimeInfoSource } from './runtime-info.js';
 import type { ModelClient } from './types.js';
 
 export type ModelSettings = Pick<
@@ -23,22 +24,25 @@ export type ModelSettings = Pick<
 export interface ModelClientOptions {
   /** Told about each retry, e.g. to log it. */
   onRetry?: (error: ModelError, attempt: number, delayMs: number) => void;
+  /** The runtime's window, for Ollama's `num_ctx`; LLM_NUM_CTX when absent. */
+  runtime?: RuntimeInfoSource;
 }
 
 interface ProviderModel {
   languageModel: LanguageModel;
-  providerOptions: CallOptions['providerOptions'];
+  providerOptions: () => CallOptions['providerOptions'];
 }
 
 const bearer = (apiKey: string): Record<string, string> => (apiKey === '' ? {} : { Authorization: `Bearer ${apiKey}` });
 
-function ollamaModel(settings: ModelSettings): ProviderModel {
+function ollamaModel(settings: ModelSettings, windowTokens: () => number): ProviderModel {
   const provider = createOllama({ baseURL: `${settings.llmBaseUrl}/api`, headers: bearer(settings.llmApiKey) });
   return {
     languageModel: provider.chat(settings.llmModel),
     // Ollama reads sampling settings only from `options` (the provider also sends a top-level
     // `temperature`, which Ollama ignores), and without num_ctx it silently truncates the prompt.
-    providerOptions: { ollama: { options: { num_ctx: settings.llmNumCtx, temperature: settings.llmTemperature } } },
+    // num_ctx follows the window the runtime reports, never above it.
+    providerOptions: () => ({ ollama: { options: { num_ctx: windowTokens(), temperature: settings.llmTemperature } } }),
   };
 }
 
@@ -50,12 +54,13 @@ function openaiModel(settings: ModelSettings): ProviderModel {
     // vLLM, llama.cpp and Ollama's /v1 report token usage in streams only when asked.
     includeUsage: true,
   });
-  return { languageModel: provider.chatModel(settings.llmModel), providerOptions: undefined };
+  return { languageModel: provider.chatModel(settings.llmModel), providerOptions: () => undefined };
 }
 
 /** The client for LLM_PROVIDER: Ollama's native /api/chat, or any OpenAI-compatible /v1/chat/completions. */
 export function createModelClient(settings: ModelSettings, options: ModelClientOptions = {}): ModelClient {
-  const { languageModel, providerOptions } = settings.llmProvider === 'ollama' ? ollamaModel(settings) : openaiModel(settings);
+  const windowTokens = (): number => options.runtime?.current().contextWindow ?? settings.llmNumCtx;
+  const { languageModel, providerOptions } = settings.llmProvider === 'ollama' ? ollamaModel(settings, windowTokens) : openaiModel(settings);
   const config: SdkClientConfig = {
     context: { provider: settings.llmProvider, baseUrl: settings.llmBaseUrl, model: settings.llmModel },
     temperature: settings.llmTemperature,

@@ -130,3 +130,12 @@ export function toModelError(error: unknown, context: ModelErrorContext): ModelE
     cause: error,
   });
 }
+
+/**
+ * The runtime refused the request because the model cannot take `tools`: Ollama's `... does not
+ * support tools`, vLLM's `"auto" tool choice requires --enable-auto-tool-choice`, and the like.
+ */
+export function refusesTools(error: unknown): boolean {
+  if (!(error instanceof ModelError) || error.kind !== 'http' || error.status === undefined || error.status >= 500) return false;
+  return /does not support (tools|function)|tools? (are|is) not supported|tool choice requires|not support(ed)? (tool|function) call/i.test(error.message);
+}

@@ -1,6 +1,10 @@
 export { createModelClient, type ModelClientOptions, type ModelSettings } from './create-model-client.js';
 export { describeTool } from './describe-tool.js';
-export { ModelError, type ModelErrorKind } from './errors.js';
+export { ModelError, refusesTools, type ModelErrorKind } from './errors.js';
+export { RuntimeIntrospector, REFRESH_INTERVAL_MS, type IntrospectorOptions } from './runtime-introspector.js';
+export { fixedRuntimeInfo, type RuntimeInfo, type RuntimeInfoSource, type ToolCallMode } from './runtime-info.js';
+export { StreamGate } from './text-calls/stream-gate.js';
+export { stripThinking } from './text-calls/thinking.js';
 export { extractTextToolCalls, type ExtractOptions, type TextToolCall, type TextToolCallExtraction } from './text-tool-calls.js';
 export type {
   AssistantToolCall,
@@ -15,3 +19,4 @@ export type {
   ModelUsage,
   ToolDefinition,
 } from './types.js';
+export { describeToolsAsText, toTextToolHistory } from './text-calls/history.js';

@@ -8,8 +8,8 @@ import type { ModelClient, ModelRequest, ModelResponse, ModelStreamPart } from '
 export interface SdkClientConfig {
   context: ModelErrorContext;
   temperature: number;
-  /** Provider-specific options of every call (Ollama's `options.num_ctx`). */
-  providerOptions: CallOptions['providerOptions'];
+  /** Provider-specific options of each call (Ollama's `options.num_ctx`), read at each call. */
+  providerOptions: () => CallOptions['providerOptions'];
   timeoutSeconds: number;
   retry: Pick<RetryOptions, 'maxAttempts' | 'baseDelay' | 'maxDelay' | 'jitter' | 'onRetry'>;
 }
@@ -118,11 +118,12 @@ export class SdkModelClient implements ModelClient {
 
   private callOptions(request: ModelRequest, abortSignal: AbortSignal): CallOptions {
     const tools = request.tools ?? [];
+    const providerOptions = this.config.providerOptions();
     return {
       prompt: toSdkPrompt(request.messages),
       ...(tools.length > 0 ? { tools: tools.map(toSdkTool) } : {}),
       temperature: this.config.temperature,
-      ...(this.config.providerOptions === undefined ? {} : { providerOptions: this.config.providerOptions }),
+      ...(providerOptions === undefined ? {} : { providerOptions }),
       abortSignal,
     };
   }

@@ -1,6 +1,7 @@
 import type { JSONSchema7 } from 'ai';
 import type { createOllama } from 'ollama-ai-provider-v2';
 import type { ChatMessage, FinishReason, ModelResponse, ModelToolCall, ModelUsage, ToolDefinition } from './types.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * The AI SDK's provider-level model (LanguageModelV3), which both providers implement. Its types
@@ -61,7 +62,7 @@ export function parseToolArguments(raw: string): Pick<ModelToolCall, 'arguments'
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    return { arguments: {}, argumentsError: `The arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${raw}` };
+    return { arguments: {}, argumentsError: `The arguments are not valid JSON (${errorMessage(error)}): ${raw}` };
   }
   return isPlainObject(value) ? { arguments: value } : { arguments: {}, argumentsError: `The arguments must be a JSON object, got: ${raw}` };
 }

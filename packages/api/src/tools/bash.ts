@@ -19,6 +19,7 @@ export const bashTool: Tool<typeof parameters> = {
     'final [exit code: N] line when the last command failed.',
   parameters,
   readOnly: false,
+  modifiesFiles: true,
   startArgs: ({ command, cwd }) => ({ command, cwd }),
   execute: (params, context) => runShellTool('bash', params, context),
 };

@@ -75,7 +75,7 @@ async function edit(params: EditParams, context: ToolContext) {
   return succeed(`Edited ${real}: replaced ${counted(count, 'occurrence')}.\n\n${diff}`, { file_path: real, replacements: count, diff });
 }
 
-/** edit_file (SPEC.md section 4): exact-match replacement with a diff preview. */
+/** edit_file: exact-match replacement with a diff preview. */
 export const editFileTool: Tool<typeof parameters> = {
   name: 'edit_file',
   description:
@@ -83,6 +83,7 @@ export const editFileTool: Tool<typeof parameters> = {
     'occur exactly once; include surrounding lines to make it unique. Returns a diff of the change.',
   parameters,
   readOnly: false,
+  modifiesFiles: true,
   startArgs: (params) => ({ file_path: params.file_path, replace_all: params.replace_all }),
   async execute(params, context) {
     try {

@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises';
 import { isProtectedGitPath } from './sandbox/protected-paths.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * The real path a write tool may write for `path` (relative paths are taken from the working
@@ -32,11 +33,11 @@ export async function writeRealFile(path: string, content: string): Promise<void
   }
 }
 
-/** SPEC.md section 7, rule 4: the texts of write failures. */
+/** The texts of write failures, kept word for word from the original service. */
 export function writeErrorMessage(error: unknown, path: string): string {
   const code = errnoCode(error);
   if (code === 'EACCES' || code === 'EPERM') return `Permission denied: ${path}`;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorMessage(error);
   return code === undefined ? `Error writing file: ${text}` : `OS error writing file: ${text}`;
 }
 

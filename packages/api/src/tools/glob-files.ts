@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import { z } from 'zod';
 import type { FileListRequest, SearchBackend } from './search/backend.js';
 import { rootGlob } from './search/patterns.js';
-import { defaultSearchBackend } from './search/select.js';
+import { searchSession } from './search-sandbox.js';
 import { searchRoot } from './search-root.js';
 import { succeed, type Tool } from './tool.js';
 import { failureFor, ToolError } from './tool-errors.js';
@@ -30,9 +30,10 @@ function relativePattern(pattern: string, root: string): string {
  * on the backend. Each file is stat'ed as soon as the backend reports it, while the search goes
  * on, and synchronously: a few microseconds each, far less than a round trip to the thread pool.
  */
-async function newestFirst(search: SearchBackend, request: FileListRequest): Promise<string[]> {
+async function newestFirst(search: SearchBackend, request: FileListRequest, hidden: (path: string) => boolean): Promise<string[]> {
   const dated: { path: string; mtime: number }[] = [];
   await search.listFiles(request, (path) => {
+    if (hidden(path)) return;
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (stats?.isFile()) dated.push({ path, mtime: stats.mtimeMs });
   });
@@ -55,8 +56,15 @@ export function createGlobFilesTool(backend?: SearchBackend): Tool<typeof parame
         const { root, stats } = await searchRoot(params.path, context);
         if (!stats.isDirectory()) throw new ToolError(`Not a directory: ${params.path ?? root}`);
         const glob = rootGlob(relativePattern(params.pattern, root));
-        const search = backend ?? defaultSearchBackend();
-        const files = await newestFirst(search, { root, glob, signal: context.signal });
+        const session = backend === undefined ? await searchSession(context, root) : { backend, dispose: () => {} };
+        const search = session.backend;
+        let files: string[];
+        try {
+          // DATA_DIR and `.env` are never listed, whatever the backend saw.
+          files = await newestFirst(search, { root, glob, signal: context.signal }, (path) => context.sandbox.isHidden(path));
+        } finally {
+          session.dispose();
+        }
         const shown = files.slice(0, params.limit);
         const metadata = { pattern: params.pattern, path: root, count: shown.length, total: files.length, truncated: files.length > shown.length, backend: search.name };
         if (files.length === 0) return succeed(`No files found matching ${params.pattern} in ${root}`, metadata);

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { FileMatches, SearchBackend } from './search/backend.js';
 import { MatchCollector } from './search/match-collector.js';
 import { compileSearchRegex, fileFilterGlob } from './search/patterns.js';
-import { defaultSearchBackend } from './search/select.js';
+import { searchSession } from './search-sandbox.js';
 import { searchRoot } from './search-root.js';
 import { shortenLine } from './text.js';
 import { fail, succeed, type Tool } from './tool.js';
 import { failureFor, ToolError } from './tool-errors.js';
 
-/** DECISIONS.md: at most 500 matching lines, with a note when cut. */
+/** At most 500 matching lines, with a note when cut: an agent cannot read more in one go. */
 export const GREP_MAX_MATCHES = 500;
 /** A matching line of minified code can be huge; the agent needs where it is, not all of it. */
 export const GREP_MAX_LINE_CHARS = 500;
@@ -53,10 +53,18 @@ export function createGrepContentTool(backend?: SearchBackend): Tool<typeof para
         const { root, stats } = await searchRoot(params.path, context);
         if (!stats.isDirectory() && !stats.isFile()) throw new ToolError(`Not a regular file or directory: ${params.path ?? root}`);
         const glob = params.file_glob === undefined ? undefined : fileFilterGlob(params.file_glob);
-        const search = backend ?? defaultSearchBackend();
+        const session = backend === undefined ? await searchSession(context, root) : { backend, dispose: () => {} };
+        const search = session.backend;
         const collector = new MatchCollector(GREP_MAX_MATCHES);
         const request = { root, pattern: params.pattern, caseSensitive: params.case_sensitive, contextLines: params.context_lines, glob, signal: context.signal };
-        await search.searchContent(request, (matches) => collector.add(matches));
+        try {
+          // Matches in DATA_DIR or `.env` are never shown, whatever the backend read.
+          await search.searchContent(request, (matches) => {
+            if (!context.sandbox.isHidden(matches.path)) collector.add(matches);
+          });
+        } finally {
+          session.dispose();
+        }
         const found = collector.result(params.context_lines);
         const metadata = {
           pattern: params.pattern,

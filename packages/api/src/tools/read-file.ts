@@ -62,7 +62,7 @@ function render(window: LineWindow, params: ReadParams, filePath: string) {
   return succeed(numbered(window.lines, params.offset) + more, metadata);
 }
 
-/** read_file (SPEC.md section 4; DECISIONS.md, "Agents and tools"). */
+/** read_file: numbered lines of one text file, `cat -n` style, a window at a time. */
 export const readFileTool: Tool<typeof parameters> = {
   name: 'read_file',
   description:

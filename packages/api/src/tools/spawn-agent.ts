@@ -1,9 +1,16 @@
 import { z } from 'zod';
-import { cutSpawnPrompt } from '../agents/events.js';
 import { UnknownAgentError } from '../errors.js';
 import { fail, succeed, type Tool } from './tool.js';
+import { errorMessage } from '../util/error-message.js';
 
 const SPAWNABLE = ['explore', 'plan'];
+
+const START_PROMPT_WIDTH = 50;
+
+/** The prompt as `tool_start` shows it: 50 characters plus `...` when longer. */
+function startPrompt(prompt: string): string {
+  return prompt.length > START_PROMPT_WIDTH ? `${prompt.slice(0, START_PROMPT_WIDTH)}...` : prompt;
+}
 
 const parameters = z.object({
   // A free string, not an enum: the contract has its own message for each wrong value.
@@ -12,14 +19,14 @@ const parameters = z.object({
   working_dir: z.string().optional().describe('Directory the sub-agent works in (default: the current working directory)'),
 });
 
-/** Runs an `explore` or `plan` sub-agent and returns its answer (SPEC.md section 4). */
+/** Runs an `explore` or `plan` sub-agent and returns its answer (docs/api.md, "Tools"). */
 export const spawnAgentTool: Tool<typeof parameters> = {
   name: 'spawn_agent',
   description:
     "Delegate a self-contained question to a sub-agent and get its final answer: 'explore' searches and reads the codebase, 'plan' writes a step-by-step implementation plan. Both are read-only.",
   parameters,
   readOnly: true,
-  startArgs: (params) => ({ agent_type: params.agent_type, prompt: cutSpawnPrompt(params.prompt) }),
+  startArgs: (params) => ({ agent_type: params.agent_type, prompt: startPrompt(params.prompt) }),
   async execute(params, context) {
     if (params.agent_type === 'task') return fail('Error: Cannot spawn nested Task agents (recursion risk)');
     if (!SPAWNABLE.includes(params.agent_type)) {
@@ -32,7 +39,7 @@ export const spawnAgentTool: Tool<typeof parameters> = {
     } catch (error) {
       if (context.signal.aborted) throw error;
       if (error instanceof UnknownAgentError) return fail(`Error: Agent '${params.agent_type}' not found in registry`);
-      return fail(`Sub-agent error: ${error instanceof Error ? error.message : String(error)}`);
+      return fail(`Sub-agent error: ${errorMessage(error)}`);
     }
   },
 };

@@ -1,8 +1,10 @@
+import type { ApprovalRuleSet } from './sandbox/command-policy/index.js';
 import type { z } from 'zod';
 import type { Settings } from '../settings.js';
+import type { Log } from '../util/log.js';
 import type { PathSandbox } from './sandbox/paths.js';
 
-/** What every tool returns (SPEC.md section 2, "Tool result"). */
+/** What every tool returns (the agent reads its text rendering; docs/api.md, "Agents and tools"). */
 export interface ToolResult {
   success: boolean;
   data: string;
@@ -32,6 +34,9 @@ export type ToolSettings = Pick<
   | 'toolTimeoutSeconds'
   | 'sandboxEnabled'
   | 'sandboxNetwork'
+  | 'sandboxMemoryMb'
+  | 'sandboxMaxProcesses'
+  | 'sandboxReadPaths'
   | 'maxWriteBytes'
   | 'searchEngineUrl'
   | 'searchEngineTimeout'
@@ -51,6 +56,33 @@ export interface ToolContext {
   /** Aborted when the run is cancelled (client gone, timeout): tools stop and kill their children. */
   signal: AbortSignal;
   spawnAgent?: SubAgentRunner;
+  /** The approval rules, and in mode `default` who answers an `ask`; absent: the default rules, nobody. */
+  approval?: ApprovalContext;
+  /** Awaited before a tool that changes files runs: the run's checkpoint takes its first snapshot. */
+  beforeModify?: () => Promise<void>;
+  /** The run's logger: every line carries its run_id. */
+  log?: Log;
+}
+
+/** One `ask` put to the user. `matches` are the deciding rules' matches an approve_always grant covers. */
+export interface ApprovalAsk {
+  tool: string;
+  args: Record<string, unknown>;
+  reason: string;
+  matches: string[];
+}
+
+/** Approved, or refused with the text the model reads instead of the tool's result. */
+export type ApprovalAnswer = { approved: true } | { approved: false; text: string };
+
+/** Puts an `ask` to the run's user and waits for the answer (or answers at once, on_ask=deny). */
+export interface ApprovalGate {
+  ask(request: ApprovalAsk, signal: AbortSignal): Promise<ApprovalAnswer>;
+}
+
+export interface ApprovalContext {
+  rules: ApprovalRuleSet;
+  gate?: ApprovalGate;
 }
 
 export interface Tool<P extends z.ZodType = z.ZodType> {
@@ -61,7 +93,9 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   parameters: P;
   /** Read-only tools are the only ones offered in plan mode and to explore/plan. */
   readOnly: boolean;
-  /** The `args` object of the `tool_start` stream event (SPEC.md section 4 table). */
+  /** Changes files in the working directory (write_file, edit_file, bash): a checkpoint is taken first. */
+  modifiesFiles?: boolean;
+  /** The `args` object of the `tool_start` stream event (docs/api.md, "Stream events"). */
   startArgs(params: z.output<P>): Record<string, unknown>;
   execute(params: z.output<P>, context: ToolContext): Promise<ToolResult>;
 }

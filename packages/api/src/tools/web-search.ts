@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HttpStatusError, isRetryable, retryAsync } from '../util/retry.js';
 import { fail, succeed, type Tool, type ToolContext, type ToolSettings } from './tool.js';
+import { errorMessage } from '../util/error-message.js';
 
 export const SEARCH_CATEGORIES = ['general', 'images', 'news', 'science', 'it'] as const;
 const MAX_SNIPPET_CHARS = 500;
@@ -62,12 +63,12 @@ const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_
 const isTimeout = (error: unknown): boolean =>
   causes(error).some((e) => (e as Error).name === 'TimeoutError' || TIMEOUT_CODES.has(String((e as { code?: unknown }).code)));
 
-/** SPEC.md section 7, rule 3. */
+/** The failure texts the agent reads, kept word for word from the original service. */
 function failureMessage(error: unknown, settings: ToolSettings): string {
   if (error instanceof HttpStatusError) return `Search failed: HTTP ${error.status}`;
   if (isTimeout(error)) return `Search timed out after ${settings.searchEngineTimeout}s (all retries exhausted)`;
   const innermost = causes(error).at(-1);
-  const text = innermost instanceof Error ? innermost.message : String(error);
+  const text = errorMessage(innermost ?? error);
   return isRetryable(error) ? `Search request failed: ${text}` : `Search error: ${text}`;
 }
 
@@ -120,7 +121,7 @@ async function search(params: SearchParams, context: ToolContext) {
   return succeed(`Search results for: ${query}\n\n${results.map(formatResult).join('\n\n')}`, metadata);
 }
 
-/** web_search (SPEC.md section 4; messages in section 7): a SearXNG instance's JSON API. */
+/** web_search: a SearXNG instance's JSON API. */
 export const webSearchTool: Tool<typeof parameters> = {
   name: 'web_search',
   description:
@@ -134,7 +135,7 @@ export const webSearchTool: Tool<typeof parameters> = {
       return await search(params, context);
     } catch (error) {
       if (context.signal.aborted) throw error;
-      return fail(`Search error: ${error instanceof Error ? error.message : String(error)}`, { query: params.query.trim() });
+      return fail(`Search error: ${errorMessage(error)}`, { query: params.query.trim() });
     }
   },
 };

@@ -52,13 +52,14 @@ async function write(params: z.output<typeof parameters>, context: ToolContext) 
   });
 }
 
-/** write_file (SPEC.md section 4 and section 7, rule 4). */
+/** write_file: creates or overwrites one file inside the allowed paths, up to MAX_WRITE_BYTES. */
 export const writeFileTool: Tool<typeof parameters> = {
   name: 'write_file',
   description:
     'Create a file or replace its whole content. The parent directory must exist. To change part of an existing file, prefer edit_file.',
   parameters,
   readOnly: false,
+  modifiesFiles: true,
   startArgs: (params) => ({ file_path: params.file_path }),
   async execute(params, context) {
     try {

@@ -1,5 +1,5 @@
 /**
- * Retry with exponential backoff (SPEC.md section 8): `max_attempts` counts calls, only transient
+ * Retry with exponential backoff (docs/api.md, "Agents and tools"): `max_attempts` counts calls, only transient
  * network failures and the statuses 429/500/502/503/504 are retried, the delay before retry n is
  * min(base x 2^n, max), optionally jittered by a factor in [0.75, 1.25], and the last error is
  * re-raised once attempts run out.

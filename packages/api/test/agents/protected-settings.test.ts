@@ -25,27 +25,30 @@ async function toolResultOf(tool: string, args: Record<string, unknown>): Promis
   return model.requests[1]?.messages.at(-1)?.content ?? '';
 }
 
+const HIDDEN = "(the service's own data and settings are hidden from tools)";
+
 describe("the service's own .env, in its start directory (the default sandbox)", () => {
-  it('cannot be rewritten with write_file or edit_file', async () => {
-    expect(await toolResultOf('write_file', { file_path: envFile, content: 'ALLOWED_PATHS=/\n' })).toBe(
-      `Refusing to write the service's own settings file: ${envFile}`,
-    );
+  it('cannot be read or rewritten with the file tools', async () => {
+    expect(await toolResultOf('write_file', { file_path: envFile, content: 'ALLOWED_PATHS=/\n' })).toBe(`Path not allowed: ${envFile} ${HIDDEN}`);
     expect(await toolResultOf('edit_file', { file_path: envFile, old_string: 'LOG_LEVEL=info', new_string: 'ALLOWED_PATHS=/' })).toBe(
-      `Refusing to write the service's own settings file: ${envFile}`,
+      `Path not allowed: ${envFile} ${HIDDEN}`,
     );
+    expect(await toolResultOf('read_file', { file_path: envFile })).toBe(`Path not allowed: ${envFile} ${HIDDEN}`);
     expect(readFileSync(envFile, 'utf8')).toBe('LOG_LEVEL=info\n');
   });
 
   it('cannot be rewritten by a shell redirection or cp', async () => {
-    expect(await toolResultOf('bash', { command: 'echo ALLOWED_PATHS=/ >> .env' })).toMatch(/settings file is refused/);
+    expect(await toolResultOf('bash', { command: 'echo ALLOWED_PATHS=/ >> .env' })).toBe(`Path not allowed: .env ${HIDDEN}`);
     writeFileSync(join(t.workdir, 'evil'), 'ALLOWED_PATHS=/\n');
-    expect(await toolResultOf('bash', { command: 'cp evil .env' })).toMatch(/settings file is refused/);
+    expect(await toolResultOf('bash', { command: 'cp evil .env' })).toBe(`Path not allowed: .env ${HIDDEN}`);
     expect(readFileSync(envFile, 'utf8')).toBe('LOG_LEVEL=info\n');
   });
 
-  it('is read-only inside bubblewrap even for a program the policy cannot see into', async () => {
-    const result = await toolResultOf('bash', { command: `node -e "require('fs').appendFileSync('.env', 'ALLOWED_PATHS=/')"` });
-    expect(result).toMatch(/EROFS|read-only/);
+  it('is hidden and read-only inside the sandbox even for a program the policy cannot see into', async () => {
+    const script = "const fs = require('fs'); for (const f of [() => fs.readFileSync('.env', 'utf8'), () => fs.appendFileSync('.env', 'X')]) { try { console.log(f()) } catch (e) { console.log(e.code) } }";
+    const result = await toolResultOf('bash', { command: `node -e "${script}"` });
+    expect(result).not.toContain('LOG_LEVEL');
+    expect(result.split('\n').slice(0, 2)).toEqual([expect.stringMatching(/EACCES|EROFS/), expect.stringMatching(/EACCES|EROFS/)]);
     expect(readFileSync(envFile, 'utf8')).toBe('LOG_LEVEL=info\n');
   });
 

@@ -63,7 +63,7 @@ describe('spawn_agent', () => {
 
 describe('observation masking', () => {
   it('replaces older tool results with a placeholder when the run nears LLM_NUM_CTX, and says so', async () => {
-    t = await createTestApp({ model: { url: model.url }, env: { LLM_NUM_CTX: '2000' } });
+    t = await createTestApp({ model: { url: model.url }, env: { LLM_NUM_CTX: '5000' } });
     const big = join(t.workdir, 'big.txt');
     writeFileSync(big, Array.from({ length: 120 }, (_, i) => `line ${i} of a long file with some words`).join('\n'));
     const read = { name: 'read_file', arguments: { file_path: big } };

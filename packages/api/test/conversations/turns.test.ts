@@ -1,7 +1,7 @@
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SUMMARY_INSTRUCTION } from '../../src/conversations/summarizer.js';
-import { countTokens } from '../../src/conversations/tokens.js';
+import { countTokens } from '../../src/tokens/count.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { parseFrames } from '../support/sse.js';
@@ -99,7 +99,7 @@ describe.each(DIALECTS)('conversation turns on %s', (dialect) => {
       ['summary', true],
       ['assistant', false],
     ]);
-    const summary = await t.conversations.repository.latestSummary(id);
+    const summary = await t.database.repository.latestSummary(id);
     expect(summary?.summarizesUpTo).toBe(stored.messages[2].id);
   });
 
@@ -129,7 +129,7 @@ describe.each(DIALECTS)('conversation turns on %s', (dialect) => {
     await save(id, words(10, 'e'), words(10, 'f'));
     model.push(scripted.httpError(400, 'no summaries today'), scripted.text('answer'));
     expect((await send(id, 'g')).json().summarized).toBe(true);
-    expect((await t.conversations.repository.latestSummary(id))?.content.split('\n')).toEqual([
+    expect((await t.database.repository.latestSummary(id))?.content.split('\n')).toEqual([
       `USER: ${words(10, 'a')}`,
       `ASSISTANT: ${words(10, 'b')}`,
       '[... 2 messages omitted ...]',
@@ -144,7 +144,7 @@ describe.each(DIALECTS)('conversation turns on %s', (dialect) => {
     await save(id, words(15, 'a'), words(15, 'b'));
     model.push(scripted.httpError(400), scripted.text('answer'));
     await send(id, words(15, 'c'));
-    expect((await t.conversations.repository.latestSummary(id))?.content).toBe(`USER: ${words(15, 'a')}\nASSISTANT: ${words(15, 'b')}`);
+    expect((await t.database.repository.latestSummary(id))?.content).toBe(`USER: ${words(15, 'a')}\nASSISTANT: ${words(15, 'b')}`);
   });
 
   it('does not summarize at exactly the threshold', async () => {
@@ -268,8 +268,8 @@ describe('a streamed turn whose client goes away', () => {
       await reader.read();
       controller.abort();
       expect(await model.requests[0]?.outcome).toBe('client-closed');
-      await expect.poll(async () => (await t.conversations.repository.findConversation(id))?.busyToken ?? null).toBeNull();
-      const messages = await t.conversations.repository.listMessages(id);
+      await expect.poll(async () => (await t.database.repository.findConversation(id))?.busyToken ?? null).toBeNull();
+      const messages = await t.database.repository.listMessages(id);
       expect(messages.map((m) => [m.role, m.content])).toEqual([['user', 'cancel me']]);
     } finally {
       await t.close();

@@ -36,7 +36,7 @@ describe('local mode (no API_KEYS)', () => {
     const t = await createTestApp();
     const created = await t.app.inject({ method: 'POST', url: '/conversations/', payload: {} });
     expect(created.statusCode).toBe(201);
-    expect((await t.conversations.repository.findConversation(created.json().id))?.userId).toBe('local');
+    expect((await t.database.repository.findConversation(created.json().id))?.userId).toBe('local');
     await t.close();
   });
 

@@ -40,8 +40,8 @@ describe.each(DIALECTS)('conversation routes on %s', (dialect) => {
   });
 
   it('keeps the given agent type, working dir and title', async () => {
-    const body = await create(ALICE, { agent_type: 'task', working_dir: '/srv/app', title: 'Refactor' });
-    expect(body).toMatchObject({ agent_type: 'task', working_dir: '/srv/app', title: 'Refactor' });
+    const body = await create(ALICE, { agent_type: 'task', working_dir: t.workdir, title: 'Refactor' });
+    expect(body).toMatchObject({ agent_type: 'task', working_dir: t.workdir, title: 'Refactor' });
   });
 
   it('answers 422 for an invalid body', async () => {

@@ -21,15 +21,32 @@ describe('GET /health', () => {
       status: 'healthy',
       version: VERSION,
       checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap' },
+      // No runtime answered introspection: LLM_NUM_CTX and native tool calls until one does.
+      model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
     });
     await t.close();
   });
 
-  it('says when bash runs under the command policy alone', async () => {
+  it('says when the operator disabled the sandbox (tools under the command policy alone)', async () => {
     const t = await createTestApp({ env: { SANDBOX_ENABLED: 'false' } });
     const response = await t.app.inject({ url: '/health' });
-    expect(response.json()).toMatchObject({ status: 'healthy', checks: { sandbox: 'policy-only: disabled by SANDBOX_ENABLED=false' } });
+    expect(response.json()).toMatchObject({ status: 'healthy', checks: { sandbox: 'disabled' } });
     await t.close();
+  });
+
+  it('says when the sandbox is enabled but bubblewrap cannot be found', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      const t = await createTestApp();
+      const app = await buildApp({ ...t, probes: { dependencies: {} }, logger: pino({ level: 'silent' }) });
+      const response = await app.inject({ url: '/health' });
+      expect(response.json()).toMatchObject({ checks: { sandbox: 'unavailable' } });
+      await app.close();
+      await t.close();
+    } finally {
+      process.env.PATH = path;
+    }
   });
 
   it('is degraded when the model runtime and search engine cannot be reached', async () => {
@@ -42,6 +59,7 @@ describe('GET /health', () => {
         status: 'degraded',
         version: VERSION,
         checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable', sandbox: 'bubblewrap' },
+        model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
       },
     ]);
     await app.close();

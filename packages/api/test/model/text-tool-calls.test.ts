@@ -107,15 +107,22 @@ describe('extractTextToolCalls', () => {
       expect(extract(text)).toEqual({ calls: [], text });
     });
 
-    it('leaves malformed JSON as text, in every form', () => {
+    it('repairs the JSON local models break, in every form', () => {
       for (const text of [
-        '{"name": "read_file", "arguments": {"file_path": }',
         '```json\n{"name": "read_file", "arguments": {"file_path": "/a"}\n```',
         '<tool_call>{"name": "read_file", "arguments": {file_path: "/a"}}</tool_call>',
-        '{"name": "read_file", "arguments": "{not json"}',
+        "{'name': 'read_file', 'arguments': {'file_path': '/a',},}",
+        '{"name": "read_file", "arguments": {"file_path": "/a", "verbose": True, "limit": None}}',
       ]) {
-        expect(extract(text)).toEqual({ calls: [], text });
+        expect(simple(extract(text).calls)[0]?.arguments).toMatchObject({ file_path: '/a' });
       }
+      const newline = extract('{"name": "grep_content", "arguments": {"pattern": "a\nb"}}'.replace('\\n', '\n'));
+      expect(newline.calls[0]?.arguments).toEqual({ pattern: 'a\nb' });
+    });
+
+    it('leaves arguments that are text and not an object as text', () => {
+      const text = '{"name": "read_file", "arguments": "not json at all"}';
+      expect(extract(text)).toEqual({ calls: [], text });
     });
 
     it('leaves prose with JSON alone, even JSON that names a tool', () => {

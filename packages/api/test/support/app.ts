@@ -1,7 +1,7 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { openServices, type Services } from '../../src/services.js';
@@ -19,6 +19,8 @@ export interface TestApp extends Services {
 
 export interface TestAppOptions {
   dialect?: Dialect;
+  /** Where the service logs (runs, sweeps, start-up); silent by default. */
+  logger?: FastifyBaseLogger;
   env?: Record<string, string>;
   now?: () => Date;
   /** Base URL of a scripted model runtime (`@mada/testkit`), and which protocol to speak. */
@@ -26,6 +28,8 @@ export interface TestAppOptions {
   pingIntervalMs?: number;
   /** Another replica's database URL: this app opens its own connection to it and leaves it in place. */
   shareDatabaseOf?: TestApp;
+  /** A database the test opened itself (on its own server or file system); dropped on close. */
+  database?: TestDatabase;
 }
 
 function modelEnv(model: TestAppOptions['model']): Record<string, string> {
@@ -42,8 +46,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     { LOG_LEVEL: 'silent', RETRY_BASE_DELAY: '0.01', RETRY_MAX_DELAY: '0.05', ...modelEnv(options.model), ...options.env },
     workdir,
   );
-  const database = options.shareDatabaseOf ? await openSharedDatabase(options.shareDatabaseOf.database) : await createTestDatabase(options.dialect ?? 'sqlite');
-  const logger = pino({ level: 'silent' });
+  const database =
+    options.database ??
+    (options.shareDatabaseOf ? await openSharedDatabase(options.shareDatabaseOf.database) : await createTestDatabase(options.dialect ?? 'sqlite'));
+  const logger = options.logger ?? pino({ level: 'silent' });
   const services = await openServices(settings, logger, {
     repository: database.repository,
     startDir: workdir,

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** tsx's loader by absolute URL: the child's cwd is a temp dir with no node_modules. */
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -28,11 +28,13 @@ export async function startService(env: Record<string, string>, cwd: string): Pr
   const child = spawnService(env, cwd);
   let text = '';
   const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let listening: string | undefined;
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       text += chunk.toString();
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
-      if (match?.[1]) resolve(match[1]);
+      // Searched only until found: a busy service logs megabytes, and rescanning them all is quadratic.
+      listening ??= /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)?.[1];
+      if (listening) resolve(listening);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);

@@ -25,7 +25,7 @@ describe('bash_readonly tool', () => {
     const result = await call({ command: 'cat notes.txt | sort | uniq -c | sort -rn | head -n 1' });
     expect(result).toMatchObject({ success: true, error: '' });
     expect(result.data.trim()).toBe('2 beta');
-    expect(result.metadata).toMatchObject({ exit_code: 0, confined: false, truncated: false });
+    expect(result.metadata).toMatchObject({ exit_code: 0, confined: true, truncated: false });
   });
 
   it('honours cwd relative to the working directory', async () => {

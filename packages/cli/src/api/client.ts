@@ -1,21 +1,49 @@
 import {
   type AddMessageInput,
+  RevertResponse,
+  RunChangesResponse,
   AddMessageResponse,
   AgentListResponse,
   AgentRunResponse,
-  ConversationDetailResponse,
+  ApprovalListResponse,
+  ApprovalResponse,
   ConversationListResponse,
   ConversationResponse,
   HealthResponse,
+  MessagePageResponse,
   RootResponse,
+  RunListResponse,
+  RunResponse,
   SaveMessagesResponse,
+  type ConversationRunInput,
+  type RunStatus,
   type AgentRunRequest,
+  type ApprovalStatus,
   type CreateConversationRequest,
+  type DecideApprovalRequest,
   type SaveMessagesRequest,
 } from '@mada/protocol';
-import { readJsonFrames } from '../stream/sse-reader.js';
+import { readJsonFrames, readRunFrames, type RunFrame } from '../stream/sse-reader.js';
 import { ApiError, UnexpectedResponseError } from './errors.js';
 import { openRequest, type OpenResponse, type RequestLimits } from './http.js';
+
+/**
+ * Where the messages begin in a detail body. Inside a JSON string every quote is escaped, so this
+ * run of characters can only be the key itself.
+ */
+const MESSAGES_START = ',"messages":[';
+
+/** The body up to and including `marker` (or all of it); the rest is never downloaded. */
+async function readUntil(open: OpenResponse, marker: string): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  // Leaving the loop early cancels the body and releases the connection.
+  for await (const chunk of open.chunks()) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.includes(marker)) return text;
+  }
+  return text + decoder.decode();
+}
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -38,6 +66,7 @@ interface CallOptions {
   speed?: Speed;
   /** Statuses answered with a body of the expected schema (GET /health answers 503 that way). */
   acceptStatus?: number[];
+  headers?: Record<string, string>;
 }
 
 export type Frames = AsyncGenerator<Record<string, unknown>>;
@@ -59,7 +88,24 @@ function detailOf(body: unknown): string | undefined {
 
 /** A typed client over fetch: every response is checked against the @mada/protocol schema. */
 export class ApiClient {
+  /** The run started last (a conversation run, or one a legacy route named in `X-Run-Id`): what chat's /diff and /undo act on. */
+  private lastRun: string | undefined;
+
   constructor(private readonly options: ApiClientOptions) {}
+
+  get lastRunId(): string | undefined {
+    return this.lastRun;
+  }
+
+  /** What a run changed in its working directory. */
+  runChanges(runId: string): Promise<RunChangesResponse> {
+    return this.call('GET', `/runs/${encodeURIComponent(runId)}/changes`, RunChangesResponse);
+  }
+
+  /** Puts back every file the run changed; `force` also over files changed since. */
+  revertRun(runId: string, force: boolean): Promise<RevertResponse> {
+    return this.call('POST', `/runs/${encodeURIComponent(runId)}/revert`, RevertResponse, { body: { force } });
+  }
 
   get baseUrl(): string {
     return this.options.baseUrl;
@@ -85,8 +131,26 @@ export class ApiClient {
     return this.call('GET', `/conversations/?limit=${limit}&offset=${offset}`, ConversationListResponse);
   }
 
-  conversation(id: string): Promise<ConversationDetailResponse> {
-    return this.call('GET', `/conversations/${encodeURIComponent(id)}`, ConversationDetailResponse);
+  /**
+   * A conversation's own fields without its messages: the detail is read only up to where the
+   * messages begin (the service writes them last), so resuming a long session stays quick.
+   */
+  async conversation(id: string): Promise<ConversationResponse> {
+    const path = `/conversations/${encodeURIComponent(id)}`;
+    const open = await this.open('GET', path, {});
+    if (!open.response.ok) throw await this.errorFrom('GET', path, open);
+    const text = await readUntil(open, MESSAGES_START);
+    const head = text.includes(MESSAGES_START) ? `${text.slice(0, text.indexOf(MESSAGES_START))}}` : text;
+    try {
+      return ConversationResponse.parse(JSON.parse(head));
+    } catch {
+      throw new UnexpectedResponseError(this.url(path), `${open.response.status} with a body that is not what mada sends`);
+    }
+  }
+
+  /** The latest `limit` messages, oldest first, and whether older ones exist. */
+  recentMessages(id: string, limit: number): Promise<MessagePageResponse> {
+    return this.call('GET', `/conversations/${encodeURIComponent(id)}/messages?limit=${limit}`, MessagePageResponse);
   }
 
   addMessage(id: string, request: AddMessageInput, signal?: AbortSignal): Promise<AddMessageResponse> {
@@ -102,14 +166,54 @@ export class ApiClient {
     return this.call('POST', '/agents/run', AgentRunResponse, { body: request, signal, speed: 'slow' });
   }
 
+  /** The caller's approvals, newest first; `pending` ones wait for an answer. */
+  listApprovals(status?: ApprovalStatus): Promise<ApprovalListResponse> {
+    return this.call('GET', `/approvals${status ? `?status=${status}` : ''}`, ApprovalListResponse);
+  }
+
+  /** Answers an approval; the waiting run goes on. */
+  decideApproval(id: string, request: DecideApprovalRequest): Promise<ApprovalResponse> {
+    return this.call('POST', `/approvals/${encodeURIComponent(id)}`, ApprovalResponse, { body: request });
+  }
+
   /** A conversation turn as events (the conversation keeps its memory). */
   streamTurn(id: string, request: AddMessageInput, signal?: AbortSignal): Promise<Frames> {
     return this.stream(`/conversations/${encodeURIComponent(id)}/stream`, request, signal);
   }
 
-  /** A one-off agent run as events (SPEC.md's path, no memory). */
+  /** A one-off agent run as events (`POST /agents/stream`, no memory). */
   streamAgent(request: AgentRunRequest, signal?: AbortSignal): Promise<Frames> {
     return this.stream('/agents/stream', request, signal);
+  }
+
+  listRuns(limit: number, status?: RunStatus): Promise<RunListResponse> {
+    const filter = status === undefined ? '' : `&status=${status}`;
+    return this.call('GET', `/runs?limit=${limit}${filter}`, RunListResponse);
+  }
+
+  run(id: string): Promise<RunResponse> {
+    return this.call('GET', `/runs/${encodeURIComponent(id)}`, RunResponse);
+  }
+
+  /** Answers once the run has stopped (or, on another replica, once it is marked to stop). */
+  cancelRun(id: string): Promise<RunResponse> {
+    return this.call('POST', `/runs/${encodeURIComponent(id)}/cancel`, RunResponse, { speed: 'slow' });
+  }
+
+  /** Starts a conversation turn as a stored run; its events come from `runEvents`. */
+  async startConversationRun(id: string, request: ConversationRunInput, signal?: AbortSignal): Promise<RunResponse> {
+    const run = await this.call('POST', `/conversations/${encodeURIComponent(id)}/runs`, RunResponse, { body: request, signal });
+    this.lastRun = run.id;
+    return run;
+  }
+
+  /** A run's events after event `after` (0: from the first), replayed and then followed live. */
+  async runEvents(id: string, after: number, signal?: AbortSignal): Promise<AsyncGenerator<RunFrame>> {
+    const path = `/runs/${encodeURIComponent(id)}/events`;
+    const headers = after > 0 ? { 'last-event-id': String(after) } : undefined;
+    const open = await this.open('GET', path, { signal, speed: 'stream', ...(headers ? { headers } : {}) });
+    if (!open.response.ok) throw await this.errorFrom('GET', path, open);
+    return readRunFrames(open.chunks());
   }
 
   private async stream(path: string, body: unknown, signal: AbortSignal | undefined): Promise<Frames> {
@@ -130,13 +234,18 @@ export class ApiClient {
     }
   }
 
-  private open(method: string, path: string, options: CallOptions): Promise<OpenResponse> {
-    const headers: Record<string, string> = { accept: options.speed === 'stream' ? 'text/event-stream' : 'application/json' };
+  private async open(method: string, path: string, options: CallOptions): Promise<OpenResponse> {
+    const headers: Record<string, string> = {
+      ...options.headers,
+      accept: options.speed === 'stream' ? 'text/event-stream' : 'application/json',
+    };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
     const init: RequestInit = { method, headers };
     if (options.body !== undefined) init.body = JSON.stringify(options.body);
-    return openRequest(this.url(path), init, this.limits(options.speed ?? 'quick', options.signal));
+    const open = await openRequest(this.url(path), init, this.limits(options.speed ?? 'quick', options.signal));
+    this.lastRun = open.response.headers.get('x-run-id') ?? this.lastRun;
+    return open;
   }
 
   private limits(speed: Speed, signal: AbortSignal | undefined): RequestLimits {

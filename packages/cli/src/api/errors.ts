@@ -64,3 +64,14 @@ export class ConnectionLostError extends Error {
     this.name = 'ConnectionLostError';
   }
 }
+
+/** A run's event stream broke and every attempt to reattach to it failed; the run itself goes on. */
+export class ReattachFailedError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly reason: string,
+  ) {
+    super(`could not reattach to run ${runId}: ${reason}`);
+    this.name = 'ReattachFailedError';
+  }
+}

@@ -2,6 +2,7 @@ import { CliError } from '../errors.js';
 import {
   ApiError,
   ConnectionLostError,
+  ReattachFailedError,
   RequestCancelledError,
   RequestTimeoutError,
   ServiceUnreachableError,
@@ -31,13 +32,17 @@ function explainStatus(error: ApiError): CliError {
             `The service rejected the API key (401 ${detail})`,
             'check MADA_API_KEY or api.key; a service without API_KEYS takes no key at all',
           );
-    case 403:
-      return new CliError(`Not allowed (403 ${detail})`, 'this session belongs to another user: check the API key you use');
+    case 403: {
+      const what = new URL(error.url).pathname.startsWith('/runs') ? 'run' : 'session';
+      return new CliError(`Not allowed (403 ${detail})`, `this ${what} belongs to another user: check the API key you use`);
+    }
     case 404:
+      if (detail === 'Run not found') return new CliError('Run not found (404)', 'it may have been deleted; `mada runs` lists yours');
       return detail === 'Conversation not found'
         ? new CliError('Session not found (404)', 'it may have expired or been deleted; `mada sessions` lists the ones you have')
         : new CliError(`Not found: ${error.url} (404 ${detail})`, `is this a mada service? ${CHECK_URL}`);
     case 409:
+      if (detail === 'Run already ended') return new CliError('The run has already ended (409 Run already ended)', '`mada runs` shows how it ended');
       return new CliError(`The session is busy (409 ${detail})`, 'another turn is still running in it; wait for it to finish');
     case 422:
       return new CliError(`The service refused the request (422 ${detail})`, 'the client and the service may disagree on versions: `mada status`');
@@ -66,6 +71,12 @@ export function explainFailure(error: unknown): CliError {
   }
   if (error instanceof ConnectionLostError) {
     return new CliError(`The connection to the service was lost (${UNREACHABLE[error.reason] ?? error.reason})`, 'try again');
+  }
+  if (error instanceof ReattachFailedError) {
+    return new CliError(
+      `Lost the run's event stream and could not reattach (${UNREACHABLE[error.reason] ?? error.reason})`,
+      `the run may go on in the service: \`mada attach ${error.runId}\` follows it, \`mada cancel ${error.runId}\` stops it`,
+    );
   }
   if (error instanceof UnexpectedResponseError) {
     return new CliError(`Unexpected answer from ${error.url}`, `is this a mada service? ${CHECK_URL}`);

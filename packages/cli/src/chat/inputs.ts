@@ -7,6 +7,8 @@ export type ChatInput =
   | { kind: 'help' }
   | { kind: 'mode'; mode: PermissionMode | undefined; given?: string }
   | { kind: 'cd'; path: string }
+  | { kind: 'diff' }
+  | { kind: 'undo'; force: boolean }
   | { kind: 'prompt'; text: string };
 
 /** The words the chat reacts to itself; everything else goes to the agent. */
@@ -26,6 +28,8 @@ export function parseInput(line: string): ChatInput {
     if (given === undefined) return { kind: 'mode', mode: undefined };
     return { kind: 'mode', mode: PERMISSION_MODES.find((mode) => mode === given.toLowerCase()), given };
   }
+  if (command === '/diff' && rest.length === 0) return { kind: 'diff' };
+  if (command === '/undo' && (rest.length === 0 || (rest.length === 1 && rest[0] === '--force'))) return { kind: 'undo', force: rest.length === 1 };
   if (command === 'cd') return { kind: 'cd', path: unquote(text.slice(2).trim()) };
   return { kind: 'prompt', text };
 }

@@ -1,8 +1,9 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { clearScreenDown, cursorTo } from 'node:readline';
-import type { ConversationDetailResponse, PermissionMode } from '@mada/protocol';
+import type { ConversationResponse, PermissionMode } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
+import { lastRunCommand } from '../commands/checkpoints.js';
 import { RequestCancelledError } from '../api/errors.js';
 import { explainFailure } from '../api/explain.js';
 import { expandHome } from '../config/home.js';
@@ -13,7 +14,9 @@ import { HISTORY_SIZE, HistoryFile } from './history.js';
 import { parseInput } from './inputs.js';
 import { LineReader } from './line-reader.js';
 import type { ChatSession, Transport } from './session.js';
+import type { TurnEventHandlers } from './event-loop.js';
 import { runTurn } from './turn.js';
+import { approvalHandler, approvalPrompt } from './approval-prompt.js';
 
 export interface ChatStart {
   agentType: string;
@@ -34,12 +37,16 @@ export interface ChatOptions {
   start: ChatStart;
   /** First line of the welcome: version, service URL. */
   title: string;
+  /** Hooks for events the chat answers (approvals). */
+  eventHandlers?: TurnEventHandlers;
 }
 
 const HELP = [
   'Type a request for the agent, or:',
   '  mode plan|default|auto_accept   change the permission mode (mode alone shows it)',
   '  cd <path>                       work in another directory (starts a new session there)',
+  '  /diff                           show what the last run changed',
+  '  /undo [--force]                 put back every file the last run changed',
   '  clear                           clear the screen',
   '  exit, quit, Ctrl-D              leave (Ctrl-C at an empty prompt too)',
   'Ctrl-C during a run cancels it. Tab completes commands and directories after cd.',
@@ -54,6 +61,9 @@ function isDirectory(path: string): boolean {
     return false;
   }
 }
+
+/** How many of the latest messages a resumed session reads to show where it left off. */
+const RECENT_PAGE = 20;
 
 const preview = (text: string, max = 100): string => {
   const line = text.replace(/\s+/g, ' ').trim();
@@ -100,8 +110,13 @@ export class Chat {
     }
   }
 
+  /** The stored run of the session's latest turn, if it ran as one. */
+  get lastRunId(): string | undefined {
+    return this.session?.lastRunId;
+  }
+
   private get transport(): Transport {
-    return this.options.start.stream ? 'turn-stream' : 'messages';
+    return this.options.start.stream ? 'runs' : 'messages';
   }
 
   private async create(workingDir: string, mode: PermissionMode): Promise<ChatSession> {
@@ -130,14 +145,17 @@ export class Chat {
     if (start.directoryGiven && start.workingDir !== session.workingDir) {
       terminal.notice(`The session works in ${session.workingDir}; -d applies to new sessions only (cd starts one).`);
     }
-    this.showRecent(conversation);
+    await this.showRecent(conversation);
     return session;
   }
 
-  private showRecent(conversation: ConversationDetailResponse): void {
-    const { terminal } = this.options;
-    const visible = conversation.messages.filter((message) => !message.is_summary || message.role === 'summary');
-    const heading = `${conversation.title ?? '(untitled)'} · ${visible.length} messages · ${conversation.total_tokens} tokens`;
+  /** The title, size and last two messages, from one page of the latest history. */
+  private async showRecent(conversation: ConversationResponse): Promise<void> {
+    const { client, terminal } = this.options;
+    const recent = await client.recentMessages(conversation.id, RECENT_PAGE);
+    const visible = recent.messages.filter((message) => !message.is_summary || message.role === 'summary');
+    const count = `${visible.length}${recent.has_more ? '+' : ''}`;
+    const heading = `${conversation.title ?? '(untitled)'} · ${count} messages · ${conversation.total_tokens} tokens`;
     terminal.print(terminal.style('dim', heading));
     for (const message of visible.slice(-2)) {
       terminal.print(terminal.style('dim', `  ${message.role}: ${preview(message.content)}`));
@@ -176,6 +194,10 @@ export class Chat {
         case 'prompt':
           await this.turn(input.text);
           break;
+        case 'diff':
+        case 'undo':
+          await this.attempt(() => lastRunCommand(input.kind, this.options.client, this.options.terminal, input.kind === 'undo' && input.force));
+          break;
       }
     }
   }
@@ -185,7 +207,12 @@ export class Chat {
     const controller = new AbortController();
     this.running = controller;
     try {
-      await runTurn({ client: this.options.client, terminal: this.options.terminal, session, signal: controller.signal }, text);
+      const { client, terminal, eventHandlers } = this.options;
+      const handlers: TurnEventHandlers = {
+        ...eventHandlers,
+        approvalRequested: eventHandlers?.approvalRequested ?? approvalHandler(approvalPrompt({ client, terminal, read: (question) => this.ask(question), signal: controller.signal })),
+      };
+      await runTurn({ client, terminal, session, signal: controller.signal, handlers }, text);
     } catch (error) {
       if (error instanceof RequestCancelledError) {
         this.options.terminal.print(this.options.terminal.style('dim', 'Cancelled.'));
@@ -224,11 +251,16 @@ export class Chat {
   private async confirmAutoAccept(): Promise<boolean> {
     const { terminal } = this.options;
     terminal.notice('auto_accept lets the agent edit files and run commands without asking.');
-    const question = 'Continue in auto_accept mode? [y/N] ';
+    const answer = await this.ask('Continue in auto_accept mode? [y/N] ');
+    return /^y(es)?$/i.test(answer?.trim() ?? '');
+  }
+
+  /** One answer line; without a terminal the question and the answer are echoed, as a transcript. */
+  private async ask(question: string): Promise<string | null> {
     if (!this.reader.interactive) this.options.output.write(question);
     const answer = await this.reader.read(question);
     if (!this.reader.interactive && answer !== null) this.options.output.write(`${answer}\n`);
-    return /^y(es)?$/i.test(answer?.trim() ?? '');
+    return answer;
   }
 
   private async changeMode(mode: PermissionMode | undefined, given: string | undefined): Promise<void> {

@@ -1,7 +1,11 @@
 import type { PermissionMode } from '@mada/protocol';
 
-/** How turns reach the service; `agent-stream` is the fallback for services without streamed turns. */
-export type Transport = 'turn-stream' | 'agent-stream' | 'messages';
+/**
+ * How turns reach the service: `runs` (stored runs and their replayable events) first; services
+ * without them fall back to `turn-stream`, and those without streamed turns to `agent-stream`.
+ * `messages` is the choice without streaming.
+ */
+export type Transport = 'runs' | 'turn-stream' | 'agent-stream' | 'messages';
 
 /** What the chat knows about the conversation it is in. */
 export interface ChatSession {
@@ -10,4 +14,6 @@ export interface ChatSession {
   workingDir: string;
   mode: PermissionMode;
   transport: Transport;
+  /** The stored run of the latest turn started over `runs` (what /diff and /undo act on). */
+  lastRunId?: string | undefined;
 }

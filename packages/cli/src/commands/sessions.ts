@@ -1,20 +1,13 @@
 import type { ConversationResponse } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
+import { printTable, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
 export interface SessionsFlags extends ServiceFlags {
   json?: boolean;
   limit: number;
-}
-
-const pad2 = (n: number): string => String(n).padStart(2, '0');
-
-/** Local time to the minute: enough to recognise a session. */
-function when(iso: string): string {
-  const date = new Date(iso);
-  return `${date.getFullYear()}-${pad2(date.getMonth() + 1)}-${pad2(date.getDate())} ${pad2(date.getHours())}:${pad2(date.getMinutes())}`;
 }
 
 function row(conversation: ConversationResponse, titleWidth: number): string[] {
@@ -26,17 +19,6 @@ function row(conversation: ConversationResponse, titleWidth: number): string[] {
     String(conversation.total_tokens),
     title.length > titleWidth ? `${title.slice(0, titleWidth - 1)}…` : title,
   ];
-}
-
-function printTable(rows: string[][], terminal: Terminal): void {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  rows.forEach((cells, index) => {
-    const line = cells
-      .map((cell, column) => (column === 3 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
-      .join('  ')
-      .trimEnd();
-    terminal.print(index === 0 ? terminal.style('bold', line) : line);
-  });
 }
 
 /** `mada sessions`: the caller's stored conversations, most recently active first. */
@@ -52,7 +34,7 @@ export async function sessionsCommand(flags: SessionsFlags, terminal: Terminal):
     return EXIT_OK;
   }
   const titleWidth = Math.max(20, terminal.columns - 90);
-  printTable([['ID', 'AGENT', 'UPDATED', 'TOKENS', 'TITLE'], ...list.conversations.map((c) => row(c, titleWidth))], terminal);
+  printTable([['ID', 'AGENT', 'UPDATED', 'TOKENS', 'TITLE'], ...list.conversations.map((c) => row(c, titleWidth))], terminal, new Set([3]));
   terminal.print(terminal.style('dim', `${list.conversations.length} of ${list.total} · resume one with: mada chat --resume <id>`));
   return EXIT_OK;
 }

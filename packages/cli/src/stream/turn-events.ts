@@ -1,42 +1,19 @@
-import { ChunkFrame, StreamEvent, TurnDoneFrame } from '@mada/protocol';
+import { StreamFrame } from '@mada/protocol';
 
-/** What the client does with a frame; frames it does not know become nothing. */
-export type TurnEvent =
-  | { kind: 'tool_start'; tool: string; args: Record<string, unknown> }
-  | { kind: 'tool_done'; tool: string; summary: string }
-  | { kind: 'thinking'; message: string }
-  | { kind: 'text'; text: string }
-  | { kind: 'error'; message: string }
-  | { kind: 'done'; mode?: string; totalTokens?: number; summarized?: boolean };
+/** An `error` frame without any text: malformed, but the run still ended, so the client stops. */
+const WITHOUT_MESSAGE = 'the service reported an error without a message';
 
-export function toTurnEvent(frame: Record<string, unknown>): TurnEvent | undefined {
-  const turnDone = TurnDoneFrame.safeParse(frame);
-  if (turnDone.success) {
-    const { mode, total_tokens, summarized } = turnDone.data;
-    return { kind: 'done', mode, totalTokens: total_tokens, summarized };
-  }
-  const chunk = ChunkFrame.safeParse(frame);
-  if (chunk.success) return { kind: 'text', text: chunk.data.data };
-  // The legacy error form carries its text in `data`.
-  if (frame.event === 'error') {
-    const text = [frame.error_message, frame.data].find((value): value is string => typeof value === 'string');
-    return { kind: 'error', message: text ?? 'the service reported an error without a message' };
-  }
-  const parsed = StreamEvent.safeParse(frame);
-  if (!parsed.success) return undefined;
-  const event = parsed.data;
-  switch (event.event) {
-    case 'tool_start':
-      return { kind: 'tool_start', tool: event.tool ?? 'tool', args: event.args ?? {} };
-    case 'tool_done':
-      return { kind: 'tool_done', tool: event.tool ?? 'tool', summary: event.result_summary ?? '' };
-    case 'thinking':
-      return event.message ? { kind: 'thinking', message: event.message } : undefined;
-    case 'response':
-      return event.text ? { kind: 'text', text: event.text } : undefined;
-    case 'done':
-      return event.mode === undefined ? { kind: 'done' } : { kind: 'done', mode: event.mode };
-    case 'error':
-      return undefined;
-  }
+/**
+ * The frame as one of the protocol's events, or undefined for a frame the client does not know
+ * (an unknown kind, or a known kind missing its fields), which the protocol says to skip. An
+ * `error` frame always ends the stream, even when its text is missing.
+ */
+export function toStreamFrame(frame: Record<string, unknown>): StreamFrame | undefined {
+  const parsed = StreamFrame.safeParse(frame);
+  if (parsed.success) return parsed.data;
+  return frame.event === 'error' ? { event: 'error', error_message: WITHOUT_MESSAGE } : undefined;
 }
+
+/** The text of an error frame in either of its forms. */
+export const errorText = (frame: Extract<StreamFrame, { event: 'error' }>): string =>
+  'error_message' in frame ? frame.error_message : frame.data;

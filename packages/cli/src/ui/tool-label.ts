@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 
-/** The argument that says what a tool call is about, per DECISIONS.md's `tool_start` args. */
+/** The argument that says what a tool call is about, per the `tool_start` args table of docs/api.md. */
 const KEY_ARGUMENT: Record<string, string> = {
   read_file: 'file_path',
   edit_file: 'file_path',

@@ -1,4 +1,6 @@
 import { once } from 'node:events';
+import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { startService, type ServiceProcess } from '../../../api/test/support/service-process.js';
@@ -6,7 +8,7 @@ import { tempDir } from './cli-process.js';
 
 export interface RunningService {
   url: string;
-  /** The service's start directory: the only place its tools may touch. */
+  /** The service's start directory (its tools may touch any temp directory). */
   workspace: string;
   output: () => string;
   stop(): Promise<void>;
@@ -16,7 +18,14 @@ export interface RunningService {
 export async function startMadaService(env: Record<string, string> = {}): Promise<RunningService> {
   const workspace = tempDir('mada-cli-ws-');
   const service: ServiceProcess = await startService(
-    { DATA_DIR: join(tempDir('mada-cli-data-'), 'data'), RATE_LIMIT_PER_MINUTE: '0', ...env },
+    {
+      DATA_DIR: join(tempDir('mada-cli-data-'), 'data'),
+      RATE_LIMIT_PER_MINUTE: '0',
+      // Sessions start in each test's own temp HOME or directory, and the service checks a
+      // session's working directory when it is created.
+      ALLOWED_PATHS: realpathSync(tmpdir()),
+      ...env,
+    },
     workspace,
   );
   return {

@@ -34,8 +34,27 @@ export function renderCallAsText(call: ScriptedToolCall, indent = false): string
   return JSON.stringify({ name: call.name, arguments: call.arguments ?? {} }, null, indent ? 2 : undefined);
 }
 
+const argumentsText = (call: ScriptedToolCall): string => call.rawArguments ?? JSON.stringify(call.arguments ?? {});
+
+/** DeepSeek's markers: full-width bars and U+2581 for spaces, as its tokenizer writes them. */
+const ds = (words: string): string => `<\uFF5C${words.split(' ').join('\u2581')}\uFF5C>`;
+
 function renderTextCalls(form: TextToolCallForm, calls: readonly ScriptedToolCall[]): string {
   switch (form) {
+    case 'llama-function':
+      return calls.map((call) => `<function=${call.name}>${argumentsText(call)}</function>`).join('\n');
+    case 'python-tag':
+      return `<|python_tag|>${calls.map((call) => `{"name": ${JSON.stringify(call.name)}, "parameters": ${argumentsText(call)}}`).join('; ')}<|eom_id|>`;
+    case 'mistral':
+      return `[TOOL_CALLS][${calls.map((call) => renderCallAsText(call)).join(', ')}]`;
+    case 'deepseek':
+      return `${ds('tool calls begin')}${calls
+        .map((call) => `${ds('tool call begin')}function${ds('tool sep')}${call.name}\n\`\`\`json\n${argumentsText(call)}\n\`\`\`${ds('tool call end')}`)
+        .join('\n')}${ds('tool calls end')}`;
+    case 'gpt-oss':
+      return calls
+        .map((call) => `<|start|>assistant<|channel|>commentary to=functions.${call.name} <|constrain|>json<|message|>${argumentsText(call)}<|call|>`)
+        .join('');
     case 'json':
       return calls.map((call) => renderCallAsText(call)).join('\n');
     case 'fenced':

@@ -7,6 +7,8 @@ export interface WriteContext {
   requestIndex: number;
   promptTokens: number;
   body: Record<string, unknown>;
+  /** False for a runtime that reports no token counts. */
+  usage: boolean;
 }
 
 /** A piece of a streamed body, or a hold or pause between pieces. */
@@ -49,15 +51,8 @@ function ollamaLine(context: WriteContext, message: Record<string, unknown>, don
 }
 
 function ollamaStats(answer: Answer, context: WriteContext): Record<string, unknown> {
-  return {
-    done_reason: 'stop',
-    total_duration: 1_000_000,
-    load_duration: 100_000,
-    prompt_eval_count: context.promptTokens,
-    prompt_eval_duration: 200_000,
-    eval_count: completionTokens(answer),
-    eval_duration: 700_000,
-  };
+  const counts = context.usage ? { prompt_eval_count: context.promptTokens, eval_count: completionTokens(answer) } : {};
+  return { done_reason: 'stop', total_duration: 1_000_000, load_duration: 100_000, prompt_eval_duration: 200_000, eval_duration: 700_000, ...counts };
 }
 
 const ndjson = (value: unknown): string => `${JSON.stringify(value)}\n`;
@@ -143,7 +138,7 @@ export const openaiWriter: ProtocolWriter = {
           finish_reason: finishReason(answer),
         },
       ],
-      usage: openaiUsage(answer, context),
+      ...(context.usage ? { usage: openaiUsage(answer, context) } : {}),
     };
   },
   frames(answer, context) {
@@ -151,7 +146,7 @@ export const openaiWriter: ProtocolWriter = {
     for (const chunk of answer.chunks) frames.push(typeof chunk === 'string' ? openaiChunk(context, { delta: { content: chunk } }) : chunk);
     answer.toolCalls.forEach((call, index) => frames.push(...toolCallFrames(call, index, context)));
     frames.push(openaiChunk(context, { delta: {}, finish_reason: finishReason(answer) }));
-    if (wantsUsage(context.body)) frames.push(openaiChunk(context, undefined, { usage: openaiUsage(answer, context) }));
+    if (context.usage && wantsUsage(context.body)) frames.push(openaiChunk(context, undefined, { usage: openaiUsage(answer, context) }));
     frames.push('data: [DONE]\n\n');
     return frames;
   },

@@ -13,6 +13,27 @@ export interface ScriptedModelOptions {
   models?: string[];
   /** For benchmarks: each streamed answer is written in one piece, without yielding between frames. */
   zeroLatency?: boolean;
+  /** Listen on this port of 127.0.0.1 (a runtime restarted where the service expects it); default any free port. */
+  port?: number;
+  /** What the runtime says of its model (`/api/show`, `/v1/models`, `/props`) and how it behaves. */
+  runtime?: ScriptedRuntime;
+}
+
+export interface ScriptedRuntime {
+  /** Ollama `/api/show`: `model_info["<architecture>.context_length"]`. */
+  contextLength?: number;
+  /** Default `llama`. */
+  architecture?: string;
+  /** Ollama `/api/show` `capabilities`; absent: the field is left out, as older Ollama does. */
+  capabilities?: string[];
+  /** vLLM: `max_model_len` on each `/v1/models` entry. */
+  maxModelLen?: number;
+  /** llama.cpp: `/props` `default_generation_settings.n_ctx`; absent: `/props` answers 404. */
+  nCtx?: number;
+  /** A request with `tools` gets the runtime's 400 for a model without tool support (no turn used). */
+  refuseTools?: boolean;
+  /** False: answers carry no token counts (no `usage`, no `prompt_eval_count`/`eval_count`). */
+  usage?: boolean;
 }
 
 export interface ScriptedModel {
@@ -24,6 +45,8 @@ export interface ScriptedModel {
   readonly requests: readonly RecordedRequest[];
   /** Turns not used yet. */
   readonly remaining: number;
+  /** Paths of the introspection requests received (`/api/show`, `/v1/models`, `/props`), in order. */
+  readonly introspections: readonly string[];
   push(...steps: ScriptStep[]): void;
   close(): Promise<void>;
 }
@@ -46,12 +69,30 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function listModels(path: string, names: readonly string[]): unknown {
+function listModels(path: string, names: readonly string[], runtime: ScriptedRuntime): unknown {
   if (path === '/api/tags') {
     return { models: names.map((name) => ({ name, model: name, modified_at: new Date(0).toISOString(), size: 0, digest: 'scripted', details: {} })) };
   }
-  return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) };
+  const length = runtime.maxModelLen === undefined ? {} : { max_model_len: runtime.maxModelLen };
+  return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...length })) };
 }
+
+function showModel(runtime: ScriptedRuntime): unknown {
+  const architecture = runtime.architecture ?? 'llama';
+  return {
+    details: { format: 'gguf', family: architecture },
+    model_info: {
+      'general.architecture': architecture,
+      ...(runtime.contextLength === undefined ? {} : { [`${architecture}.context_length`]: runtime.contextLength }),
+    },
+    ...(runtime.capabilities === undefined ? {} : { capabilities: runtime.capabilities }),
+  };
+}
+
+const REFUSALS: Record<Protocol, (model: string) => string> = {
+  ollama: (model) => `registry.ollama.ai/library/${model} does not support tools`,
+  openai: () => '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+};
 
 /**
  * A model runtime for tests: a real HTTP server on 127.0.0.1 speaking Ollama's `POST /api/chat`
@@ -76,6 +117,8 @@ function listModels(path: string, names: readonly string[]): unknown {
 export async function startScriptedModel(options: ScriptedModelOptions = {}): Promise<ScriptedModel> {
   const steps: ScriptStep[] = [...(options.turns ?? [])];
   const requests: RecordedRequest[] = [];
+  const introspections: string[] = [];
+  const runtime = options.runtime ?? {};
   let scriptedCount = steps.length;
   let closing = false;
 
@@ -93,12 +136,13 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     requests.push(recorded);
     const model = recorded.model ?? DEFAULT_MODEL;
     if (options.models !== undefined && !options.models.includes(model)) return exchange.sendJson(404, writer.modelNotFound(model));
+    if (runtime.refuseTools === true && recorded.tools.length > 0) return exchange.sendJson(400, writer.errorBody(400, REFUSALS[protocol](model)));
     const turn = await nextTurn(recorded);
     if (turn === undefined) {
       const message = `scripted model: script exhausted: request #${recorded.index + 1} (POST ${recorded.path}) has no turn left; ${scriptedCount} turn(s) were scripted`;
       return exchange.sendJson(500, writer.errorBody(500, message));
     }
-    const context = { model, requestIndex: recorded.index, promptTokens: estimateTokens(JSON.stringify(body.messages ?? [])), body };
+    const context = { model, requestIndex: recorded.index, promptTokens: estimateTokens(JSON.stringify(body.messages ?? [])), body, usage: runtime.usage !== false };
     await exchange.play(turn, context, recorded.stream);
   }
 
@@ -110,7 +154,19 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
       response.end(JSON.stringify(body));
     };
-    if (request.method === 'GET' && (path === '/api/tags' || path === '/v1/models')) return json(200, listModels(path, options.models ?? [DEFAULT_MODEL]));
+    if (request.method === 'GET' && (path === '/api/tags' || path === '/v1/models')) {
+      if (path === '/v1/models') introspections.push(path);
+      return json(200, listModels(path, options.models ?? [DEFAULT_MODEL], runtime));
+    }
+    if (request.method === 'POST' && path === '/api/show') {
+      request.resume();
+      introspections.push(path);
+      return json(200, showModel(runtime));
+    }
+    if (request.method === 'GET' && path === '/props') {
+      introspections.push(path);
+      return runtime.nCtx === undefined ? json(404, { error: 'scripted model: no /props' }) : json(200, { default_generation_settings: { n_ctx: runtime.nCtx } });
+    }
     if (request.method === 'GET' && path === '/') return void response.end('Ollama is running');
     json(404, { error: `scripted model: no route ${request.method ?? ''} ${path}` });
   }
@@ -121,7 +177,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       response.end(JSON.stringify({ error: `scripted model: ${error instanceof Error ? error.message : String(error)}` }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
 
@@ -132,6 +188,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     get remaining() {
       return steps.length;
     },
+    introspections,
     push(...more) {
       steps.push(...more);
       scriptedCount += more.length;

@@ -23,15 +23,20 @@ export interface ScriptedToolCall {
   id?: string;
 }
 
-/** How a model that does not use structured tool calls writes them into its text. */
-export type TextToolCallForm = 'json' | 'fenced' | 'tagged';
+/**
+ * How a model that does not use structured tool calls writes them into its text: a bare JSON
+ * object per line, a ```json block each, `<tool_call>` tags (Qwen, Hermes), `<function=NAME>`
+ * (Llama 3.x), `<|python_tag|>` (Llama 3.1), `[TOOL_CALLS]` (Mistral), DeepSeek's markers, or
+ * gpt-oss's `to=functions.NAME` channel.
+ */
+export type TextToolCallForm = 'json' | 'fenced' | 'tagged' | 'llama-function' | 'python-tag' | 'mistral' | 'deepseek' | 'gpt-oss';
 
 export type ScriptedTurn =
   /** Plain text; streamed in the given chunks (default: word by word). */
   | { kind: 'text'; chunks: Chunk[] }
   /** Structured tool calls, optionally after some text. Unknown tool names are sent as they are. */
   | { kind: 'tool-calls'; calls: ScriptedToolCall[]; text?: string }
-  /** Tool calls written as text: a bare JSON object per line, a ```json block each, or `<tool_call>` tags. */
+  /** Tool calls written as text in one of the dialects of TextToolCallForm. */
   | { kind: 'text-tool-calls'; form: TextToolCallForm; calls: ScriptedToolCall[]; before?: string; after?: string }
   /** An HTTP error with the protocol's error body. */
   | { kind: 'http-error'; status: number; message?: string }

@@ -1,4 +1,6 @@
-import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import type { ApprovalStatus } from '../approval-repository.js';
+import type { RunStatus } from '../run-repository.js';
 
 /* The PostgreSQL twin of schema/sqlite.ts: same tables, columns and indexes. */
 
@@ -52,3 +54,88 @@ export const userConversationCounts = pgTable('user_conversation_counts', {
   userId: varchar('user_id', { length: 255 }).primaryKey(),
   count: integer('count').notNull().default(0),
 });
+
+export const runs = pgTable(
+  'runs',
+  {
+    id: uuid('id').primaryKey(),
+    userId: varchar('user_id', { length: 255 }).notNull(),
+    agentType: varchar('agent_type', { length: 50 }).notNull(),
+    mode: varchar('mode', { length: 20 }).notNull(),
+    status: varchar('status', { length: 20 }).$type<RunStatus>().notNull(),
+    prompt: text('prompt').notNull(),
+    workingDir: varchar('working_dir', { length: 1024 }).notNull(),
+    conversationId: uuid('conversation_id').references(() => conversations.id, { onDelete: 'cascade' }),
+    response: text('response'),
+    error: text('error'),
+    createdAt: ts('created_at').notNull(),
+    startedAt: ts('started_at'),
+    endedAt: ts('ended_at'),
+    modelCalls: integer('model_calls').notNull().default(0),
+    toolCalls: integer('tool_calls').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    lastEventId: integer('last_event_id').notNull().default(0),
+    idempotencyKey: varchar('idempotency_key', { length: 255 }),
+    requestHash: varchar('request_hash', { length: 128 }),
+    leaseOwner: varchar('lease_owner', { length: 255 }),
+    leaseUntil: ts('lease_until'),
+  },
+  (t) => [
+    index('runs_user_recent_idx').on(t.userId, t.createdAt, t.id),
+    index('runs_user_status_idx').on(t.userId, t.status, t.createdAt),
+    uniqueIndex('runs_user_idempotency_idx').on(t.userId, t.idempotencyKey),
+    index('runs_status_lease_idx').on(t.status, t.leaseUntil),
+    index('runs_ended_idx').on(t.endedAt),
+    index('runs_conversation_idx').on(t.conversationId),
+  ],
+);
+
+export const runEvents = pgTable(
+  'run_events',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    data: text('data').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/** An `ask` waiting for (or given) its answer; `grant_match` is what an approve_always grant stores. */
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: uuid('id').primaryKey(),
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    userId: varchar('user_id', { length: 255 }).notNull(),
+    tool: varchar('tool', { length: 50 }).notNull(),
+    args: text('args').notNull(),
+    reason: text('reason').notNull(),
+    status: varchar('status', { length: 20 }).$type<ApprovalStatus>().notNull(),
+    workingDir: varchar('working_dir', { length: 1024 }).notNull(),
+    grantMatch: text('grant_match').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    decidedAt: ts('decided_at'),
+    message: text('message'),
+  },
+  (t) => [index('approvals_user_status_idx').on(t.userId, t.status, t.createdAt), index('approvals_run_status_idx').on(t.runId, t.status)],
+);
+
+/** `approve_always`: a user's standing yes for one rule's match in one working directory. */
+export const approvalGrants = pgTable(
+  'approval_grants',
+  {
+    userId: varchar('user_id', { length: 255 }).notNull(),
+    workingDir: varchar('working_dir', { length: 1024 }).notNull(),
+    tool: varchar('tool', { length: 50 }).notNull(),
+    match: text('match').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.workingDir, t.tool, t.match] })],
+);

@@ -1,4 +1,6 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import type { ApprovalStatus } from '../approval-repository.js';
+import type { RunStatus } from '../run-repository.js';
 
 /*
  * The SQLite twin of schema/postgres.ts: same tables, columns and indexes (drizzle needs one
@@ -57,3 +59,95 @@ export const userConversationCounts = sqliteTable('user_conversation_counts', {
   userId: text('user_id', { length: 255 }).primaryKey(),
   count: integer('count').notNull().default(0),
 });
+
+/**
+ * Stored agent runs. last_event_id is the seq of the run's latest event: appending an event
+ * increments it first, which serializes concurrent appends on the run row. A key that names an
+ * idempotent request is unique per user while it is set (NULLs never collide).
+ */
+export const runs = sqliteTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id', { length: 255 }).notNull(),
+    agentType: text('agent_type', { length: 50 }).notNull(),
+    mode: text('mode', { length: 20 }).notNull(),
+    status: text('status', { length: 20 }).$type<RunStatus>().notNull(),
+    prompt: text('prompt').notNull(),
+    workingDir: text('working_dir', { length: 1024 }).notNull(),
+    conversationId: text('conversation_id').references(() => conversations.id, { onDelete: 'cascade' }),
+    response: text('response'),
+    error: text('error'),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    startedAt: integer('started_at', { mode: 'timestamp_ms' }),
+    endedAt: integer('ended_at', { mode: 'timestamp_ms' }),
+    modelCalls: integer('model_calls').notNull().default(0),
+    toolCalls: integer('tool_calls').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    lastEventId: integer('last_event_id').notNull().default(0),
+    idempotencyKey: text('idempotency_key', { length: 255 }),
+    requestHash: text('request_hash', { length: 128 }),
+    /** The replica executing the run, and until when its lease holds without a renewal. */
+    leaseOwner: text('lease_owner', { length: 255 }),
+    leaseUntil: integer('lease_until', { mode: 'timestamp_ms' }),
+  },
+  (t) => [
+    index('runs_user_recent_idx').on(t.userId, t.createdAt, t.id),
+    index('runs_user_status_idx').on(t.userId, t.status, t.createdAt),
+    uniqueIndex('runs_user_idempotency_idx').on(t.userId, t.idempotencyKey),
+    index('runs_status_lease_idx').on(t.status, t.leaseUntil),
+    index('runs_ended_idx').on(t.endedAt),
+    index('runs_conversation_idx').on(t.conversationId),
+  ],
+);
+
+/** A run's events as sent: seq 1, 2, 3 ... without gaps; data is the event's JSON text, kept byte for byte. */
+export const runEvents = sqliteTable(
+  'run_events',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    data: text('data').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/** An `ask` waiting for (or given) its answer; `grant_match` is what an approve_always grant stores. */
+export const approvals = sqliteTable(
+  'approvals',
+  {
+    id: text('id').primaryKey(),
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    userId: text('user_id', { length: 255 }).notNull(),
+    tool: text('tool', { length: 50 }).notNull(),
+    args: text('args').notNull(),
+    reason: text('reason').notNull(),
+    status: text('status', { length: 20 }).$type<ApprovalStatus>().notNull(),
+    workingDir: text('working_dir', { length: 1024 }).notNull(),
+    grantMatch: text('grant_match').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+    decidedAt: integer('decided_at', { mode: 'timestamp_ms' }),
+    message: text('message'),
+  },
+  (t) => [index('approvals_user_status_idx').on(t.userId, t.status, t.createdAt), index('approvals_run_status_idx').on(t.runId, t.status)],
+);
+
+/** `approve_always`: a user's standing yes for one rule's match in one working directory. */
+export const approvalGrants = sqliteTable(
+  'approval_grants',
+  {
+    userId: text('user_id', { length: 255 }).notNull(),
+    workingDir: text('working_dir', { length: 1024 }).notNull(),
+    tool: text('tool', { length: 50 }).notNull(),
+    match: text('match').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.workingDir, t.tool, t.match] })],
+);

@@ -1,19 +1,27 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AgentRunRequest, AgentRunResponse, ErrorResponse, StreamFrame, ValidationErrorResponse } from '@mada/protocol';
+import { AgentRunRequest, AgentRunResponse, AgentStreamFrame, ErrorResponse, ValidationErrorResponse } from '@mada/protocol';
 import type { AgentEngine } from '../../agents/engine.js';
-import { abortOnClientGone } from '../client-gone.js';
-import { SseStream } from '../sse.js';
+import type { ApprovalService } from '../../approvals/approval-service.js';
+import { agentJob } from '../../runs/agent-job.js';
+import type { RunService } from '../../runs/run-service.js';
+import type { AddressFilter } from '../address-hiding.js';
+import { awaitRun, streamLegacyRun } from '../legacy-run.js';
+import { assertMessageFits } from '../message-limit.js';
 
 export interface AgentRunRoutesOptions {
   engine: AgentEngine;
+  runs: RunService;
+  maxMessageTokens: number;
+  /** What error texts may show of internal addresses. */
+  filter: AddressFilter;
+  approvals: ApprovalService;
   pingIntervalMs?: number;
 }
 
 const tags = ['agents'];
 const security = [{ ApiKey: [] }];
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = async (app, { engine, pingIntervalMs }) => {
+export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = async (app, { engine, runs, approvals, maxMessageTokens, filter, pingIntervalMs }) => {
   app.post(
     '/agents/run',
     {
@@ -21,22 +29,26 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
         tags,
         security,
         summary: 'Run an agent to completion (blocking)',
-        description: 'Failures during the run answer 200 with `success: false`, an empty `response` and `error`.',
+        description: [
+          'Failures during the run answer 200 with `success: false`, an empty `response` and `error`.',
+          'The run is stored like those of POST /runs; its id is in the `X-Run-Id` header. Closing the connection cancels it.',
+        ].join(' '),
         body: AgentRunRequest,
-        response: { 200: AgentRunResponse, 400: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: AgentRunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) => {
       const { agent_type, prompt, working_dir, mode } = request.body;
+      assertMessageFits(prompt, maxMessageTokens);
       engine.agent(agent_type);
-      engine.workingDirectory(working_dir);
-      const signal = abortOnClientGone(reply);
-      try {
-        const response = await engine.run({ agentType: agent_type, prompt, workingDir: working_dir, mode, signal, streaming: false });
-        return { response, agent_type, mode, success: true };
-      } catch (error) {
-        return { response: '', agent_type, mode, success: false, error: messageOf(error) };
-      }
+      const workingDir = engine.workingDirectory(working_dir);
+      const { run } = await runs.start({ userId: request.caller.userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
+        // Nobody watches a blocking run: an ask is denied at once (on_ask=deny).
+        agentJob(engine, stored, false, approvals.gates(stored, 'deny')),
+      );
+      const ended = await awaitRun(runs, reply, run);
+      if (ended.status === 'succeeded') return { response: ended.response ?? '', agent_type, mode, success: true };
+      return { response: '', agent_type, mode, success: false, error: filter(ended.error ?? 'Run failed') };
     },
   );
 
@@ -48,41 +60,31 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
         security,
         summary: 'Run an agent and stream its progress as Server-Sent Events',
         description: [
-          'Each frame is `data: <JSON>` and a blank line: StreamEvent objects (`tool_start`, `tool_done`, `thinking`,',
+          'Each frame is `data: <JSON>` and a blank line: AgentStreamFrame objects (`tool_start`, `tool_done`, `thinking`,',
           '`response`, `error`, `done`) and, from explore and plan, legacy `{"event":"chunk","data":"..."}` text frames.',
           'Every stream ends with `done` (carrying `mode`) or `error`. A `: ping` comment is sent every 15 s.',
-          'Closing the connection cancels the run.',
+          'The run is stored (its id is in the `X-Run-Id` header); closing the connection cancels it.',
         ].join(' '),
         body: AgentRunRequest,
         produces: ['text/event-stream'],
         response: {
-          200: { description: 'text/event-stream of StreamFrame', content: { 'text/event-stream': { schema: StreamFrame } } },
+          200: { description: 'text/event-stream of AgentStreamFrame', content: { 'text/event-stream': { schema: AgentStreamFrame } } },
           400: ErrorResponse,
+          413: ErrorResponse,
           422: ValidationErrorResponse,
+          503: ErrorResponse,
         },
       },
     },
     async (request, reply) => {
       const { agent_type, prompt, working_dir, mode } = request.body;
+      assertMessageFits(prompt, maxMessageTokens);
       engine.agent(agent_type);
-      engine.workingDirectory(working_dir);
-      const stream = new SseStream(reply, pingIntervalMs);
-      try {
-        await engine.run({
-          agentType: agent_type,
-          prompt,
-          workingDir: working_dir,
-          mode,
-          signal: stream.signal,
-          streaming: true,
-          emit: (frame) => stream.send(frame),
-        });
-        stream.send({ event: 'done', mode });
-      } catch (error) {
-        if (!stream.signal.aborted) stream.send({ event: 'error', error_message: messageOf(error) });
-      } finally {
-        stream.end();
-      }
+      const workingDir = engine.workingDirectory(working_dir);
+      const { run } = await runs.start({ userId: request.caller.userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
+        agentJob(engine, stored, true, approvals.gates(stored, 'wait')),
+      );
+      await streamLegacyRun(runs, reply, run, pingIntervalMs);
     },
   );
 };

@@ -1,5 +1,7 @@
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { MessageRecord } from '../../db/repository.js';
 import {
   ConversationDetailResponse,
   ConversationListResponse,
@@ -8,21 +10,28 @@ import {
   CreateConversationRequest,
   ErrorResponse,
   ListConversationsQuery,
+  type MessageResponse,
+  MessagePageQuery,
+  MessagePageResponse,
   SaveMessagesRequest,
   SaveMessagesResponse,
   ValidationErrorResponse,
 } from '@mada/protocol';
+import { assertMessageFits } from '../message-limit.js';
 import { toConversationResponse, toMessageResponse, type ConversationService } from '../../conversations/service.js';
+import { streamedDetail } from '../streamed-detail.js';
+import { queryValidationError } from '../validation-error.js';
 
 export interface ConversationRoutesOptions {
   conversations: ConversationService;
+  maxMessageTokens: number;
 }
 
 const ownedErrors = { 403: ErrorResponse, 404: ErrorResponse };
 const tags = ['conversations'];
 const security = [{ ApiKey: [] }];
 
-export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions> = async (app, { conversations }) => {
+export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions> = async (app, { conversations, maxMessageTokens }) => {
   app.post(
     '/conversations/',
     {
@@ -30,8 +39,9 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
         tags,
         security,
         summary: 'Create an empty conversation',
+        description: 'The working directory must be allowed (400); past MAX_CONVERSATIONS_PER_USER live conversations, 403.',
         body: CreateConversationRequest,
-        response: { 201: ConversationResponse, 422: ValidationErrorResponse },
+        response: { 201: ConversationResponse, 400: ErrorResponse, 403: ErrorResponse, 422: ValidationErrorResponse },
       },
     },
     async (request, reply) => {
@@ -69,10 +79,36 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
         response: { 200: ConversationDetailResponse, ...ownedErrors },
       },
     },
+    async (request, reply) => {
+      const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
+      const pages = mapPages(conversations.messagePages(conversation));
+      // The schema above documents the body; a stream goes out as written, past the serializer.
+      const untyped: FastifyReply = reply;
+      return untyped.type('application/json; charset=utf-8').send(streamedDetail(toConversationResponse(conversation), pages));
+    },
+  );
+
+  app.get(
+    '/conversations/:conversation_id/messages',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'A page of messages, walking back through the history',
+        description:
+          'The `limit` messages just before the message `before` (or the latest ones), oldest first; `has_more` says older ones exist. ' +
+          'To read further back, pass the first message id of a page as the next `before`. An unknown `before` answers 422.',
+        params: ConversationParams,
+        querystring: MessagePageQuery,
+        response: { 200: MessagePageResponse, ...ownedErrors, 422: ValidationErrorResponse },
+      },
+    },
     async (request) => {
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
-      const messages = await conversations.messages(conversation);
-      return { ...toConversationResponse(conversation), messages: messages.map(toMessageResponse) };
+      const { limit, before } = request.query;
+      const page = await conversations.messagePage(conversation, limit, before);
+      if (!page) throw queryValidationError('before', 'Not a message of this conversation');
+      return { messages: page.messages.map(toMessageResponse), has_more: page.hasMore };
     },
   );
 
@@ -103,10 +139,12 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
         description: 'Used by clients that streamed a reply from /agents/stream. Does not run summarization.',
         params: ConversationParams,
         body: SaveMessagesRequest,
-        response: { 200: SaveMessagesResponse, ...ownedErrors, 422: ValidationErrorResponse },
+        response: { 200: SaveMessagesResponse, ...ownedErrors, 413: ErrorResponse, 422: ValidationErrorResponse },
       },
     },
     async (request) => {
+      assertMessageFits(request.body.user_content, maxMessageTokens);
+      assertMessageFits(request.body.assistant_content, maxMessageTokens);
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
       const stored = await conversations.append(conversation, [
         { role: 'user', content: request.body.user_content },
@@ -117,3 +155,7 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
     },
   );
 };
+
+async function* mapPages(pages: AsyncIterable<MessageRecord[]>): AsyncGenerator<MessageResponse[]> {
+  for await (const page of pages) yield page.map(toMessageResponse);
+}

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { HealthResponse, RootResponse } from '@mada/protocol';
+import { HealthResponse, RootResponse, type ModelInfo } from '@mada/protocol';
 import type { Probe } from '../../health/probes.js';
 
 export interface HealthOptions {
@@ -10,6 +10,8 @@ export interface HealthOptions {
   dependencies: Record<string, Probe>;
   /** Facts that do not make the service degraded (whether bash runs confined, say). */
   facts?: () => Promise<Record<string, string>>;
+  /** The model as the runtime last described it (no request to the runtime here). */
+  model?: () => ModelInfo;
 }
 
 export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, options) => {
@@ -26,7 +28,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
         tags: ['health'],
         summary: 'Dependency checks',
         description:
-          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`policy-only: <reason>`).',
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`policy-only: <reason>`). `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`).',
         response: { 200: HealthResponse, 503: HealthResponse },
       },
     },
@@ -37,8 +39,9 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
       names.forEach((name, i) => (checks[name] = results[i] ?? 'error'));
       Object.assign(checks, (await options.facts?.()) ?? {});
       const healthy = results.every((r) => r === 'ok');
-      if (database !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks });
-      return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks } as const;
+      const model = options.model === undefined ? {} : { model: options.model() };
+      if (database !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks, ...model });
+      return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks, ...model } as const;
     },
   );
 };

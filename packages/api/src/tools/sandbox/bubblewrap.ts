@@ -1,77 +1,29 @@
-import { execFile } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { isWithin } from './paths.js';
-import { safeSearchPath } from './exec/environment.js';
-import { locateProgram } from './exec/program-path.js';
-import type { Launcher } from './exec/run-pipeline.js';
+import { systemMounts, type Mount } from './system-view.js';
 
-export interface Confinement {
-  /** True when bash's commands run inside bubblewrap. */
-  active: boolean;
-  /** Why, in words for /health and the start-up log. */
-  reason: string;
-  bwrapPath?: string;
-}
+/** Where HOME points inside the sandbox: an empty directory in the private /tmp. */
+export const SANDBOX_HOME = '/tmp/home';
 
-export interface ConfinementSettings {
-  sandboxEnabled: boolean;
-  /** When given, bwrap is looked up on the same search path commands get (none inside these). */
-  allowedPaths?: readonly string[];
-}
-
-export interface BwrapOptions {
-  bwrapPath: string;
-  /** Bound writable; everything else is read-only. */
+/** What one sandboxed process may see, write and reach. */
+export interface SandboxSpec {
+  /** The allowed paths (real paths). */
   allowedPaths: readonly string[];
-  /** Files inside the allowed paths kept read-only (the service's `.env`); bound when they exist. */
-  readOnlyFiles?: readonly string[];
+  /** Writable for `bash`; read-only for `bash_readonly` and the search tools. */
+  writable: boolean;
   network: boolean;
+  /** Files and directories inside the allowed paths kept read-only (git config, hooks, `.env`). */
+  readOnlyPaths: readonly string[];
+  /** Hidden even inside an allowed path: DATA_DIR, the database, the service's `.env`. */
+  hiddenPaths: readonly string[];
+  /** Shown read-only: toolchains found on PATH outside the system directories, SANDBOX_READ_PATHS (see toolchainPaths). */
+  toolchains: readonly string[];
+  /** The staged /etc (stageEtc). */
+  etc: string;
+  /** Size of the private /tmp (and so of HOME). */
+  tmpBytes: number;
   cwd: string;
 }
-
-const PROBE_TIMEOUT_MS = 5000;
-
-/**
- * The isolation every command gets: the root file system read-only, the allowed paths writable,
- * private /tmp, /dev and /proc, new namespaces for everything (the network only when allowed), no
- * capabilities, a new session, and death with the service.
- */
-export function bwrapArguments(options: BwrapOptions, executable: string, args: readonly string[]): string[] {
-  const binds = options.allowedPaths.flatMap((path) => ['--bind', path, path]);
-  const hooks = gitHookDirectories(options.cwd, options.allowedPaths).flatMap((path) => ['--ro-bind', path, path]);
-  const readOnly = (options.readOnlyFiles ?? []).filter(exists).flatMap((path) => ['--ro-bind', path, path]);
-  return [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    ...binds,
-    ...hooks,
-    ...readOnly,
-    '--unshare-all',
-    ...(options.network ? ['--share-net'] : []),
-    // Without this, a root service's commands keep CAP_SYS_ADMIN and can remount / read-write.
-    '--cap-drop', 'ALL',
-    '--die-with-parent',
-    '--new-session',
-    // The service's TMPDIR may lie on the read-only root; /tmp is the sandbox's own.
-    '--setenv', 'TMPDIR', '/tmp',
-    '--chdir', options.cwd,
-    '--',
-    executable,
-    ...args,
-  ];
-}
-
-const exists = (path: string): boolean => {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const isDirectory = (path: string): boolean => {
   try {
@@ -81,58 +33,85 @@ const isDirectory = (path: string): boolean => {
   }
 };
 
-/**
- * `.git/hooks` of the repositories a command can reach (the working directory's, up to its allowed
- * root, and each root's), kept read-only inside the sandbox so no hook is planted for a later git.
- */
-export function gitHookDirectories(cwd: string, allowedPaths: readonly string[]): string[] {
-  const found = new Set<string>();
-  const root = allowedPaths.find((r) => isWithin(r, cwd));
-  for (let dir = cwd; root !== undefined && isWithin(root, dir); dir = dirname(dir)) {
-    const hooks = join(dir, '.git', 'hooks');
-    if (isDirectory(hooks)) found.add(hooks);
-    if (dir === root) break;
+const realPathOf = (path: string): string[] => {
+  try {
+    return [realpathSync(path)];
+  } catch {
+    return [];
   }
-  for (const r of allowedPaths) if (isDirectory(join(r, '.git', 'hooks'))) found.add(join(r, '.git', 'hooks'));
-  return [...found];
-}
+};
 
-export function bwrapLauncher(options: Omit<BwrapOptions, 'cwd'>, cwd: string): Launcher {
-  return (invocation) => ({
-    file: options.bwrapPath,
-    args: bwrapArguments({ ...options, cwd }, invocation.executable, invocation.argv.slice(1)),
-  });
-}
-
-const probes = new Map<string, Promise<Confinement>>();
-
-/** Runs `true` in the same sandbox the commands get: namespaces may be unavailable (containers). */
-function probe(bwrapPath: string): Promise<Confinement> {
-  const truePath = locateProgram('true', '/usr/bin:/bin') ?? '/bin/true';
-  const args = bwrapArguments({ bwrapPath, allowedPaths: [], network: false, cwd: '/' }, truePath, []);
-  return new Promise((resolve) => {
-    execFile(bwrapPath, args, { timeout: PROBE_TIMEOUT_MS, env: {} }, (error, _stdout, stderr) => {
-      if (error === null) resolve({ active: true, reason: `bubblewrap at ${bwrapPath}`, bwrapPath });
-      else resolve({ active: false, reason: `bubblewrap cannot create a sandbox here: ${stderr.trim() || error.message}` });
-    });
-  });
+/** The hidden paths a process could otherwise reach: those inside something bound. */
+function masks(spec: SandboxSpec, bound: readonly string[]): Mount[] {
+  return spec.hiddenPaths
+    .filter((hidden) => existsSync(hidden) && bound.some((path) => isWithin(path, hidden)))
+    .map((hidden): Mount => (isDirectory(hidden) ? { kind: 'tmpfs', target: hidden, sizeBytes: 4096 } : { kind: 'mask-file', target: hidden }));
 }
 
 /**
- * Whether bash's commands run confined. Checked once per bwrap binary; health reports it. Without
- * confinement the text policy alone applies.
+ * The file-system view, built from an allowlist (never from `/`): system program and library
+ * directories and a scrubbed /etc read-only, a fresh /proc and minimal /dev, a private /tmp with
+ * HOME in it, toolchains and SANDBOX_READ_PATHS read-only, the allowed paths, then the protected
+ * files read-only and the hidden paths masked. Later mounts cover earlier ones, so the order is the
+ * policy.
  */
-export function detectConfinement(
-  settings: ConfinementSettings,
-  searchPath: string = safeSearchPath(process.env.PATH, settings.allowedPaths ?? []),
-): Promise<Confinement> {
-  if (!settings.sandboxEnabled) return Promise.resolve({ active: false, reason: 'disabled by SANDBOX_ENABLED=false' });
-  const bwrapPath = locateProgram('bwrap', searchPath);
-  if (bwrapPath === undefined) return Promise.resolve({ active: false, reason: 'bubblewrap (bwrap) is not installed' });
-  let result = probes.get(bwrapPath);
-  if (result === undefined) {
-    result = probe(bwrapPath);
-    probes.set(bwrapPath, result);
+export function sandboxMounts(spec: SandboxSpec): Mount[] {
+  const { toolchains } = spec;
+  const mounts: Mount[] = [
+    ...systemMounts(spec.etc),
+    { kind: 'tmpfs', target: '/tmp', sizeBytes: spec.tmpBytes },
+    { kind: 'dir', target: SANDBOX_HOME },
+    ...toolchains.map((path): Mount => ({ kind: 'ro-bind', source: path, target: path })),
+    ...spec.allowedPaths.map((path): Mount => ({ kind: spec.writable ? 'bind' : 'ro-bind', source: path, target: path })),
+  ];
+  if (spec.writable) {
+    // By real path and only inside the allowed paths: a link planted as `.git/hooks` must not
+    // bind whatever it points at into view.
+    const inside = spec.readOnlyPaths.flatMap(realPathOf).filter((path) => spec.allowedPaths.some((root) => isWithin(root, path)));
+    mounts.push(...[...new Set(inside)].map((path): Mount => ({ kind: 'ro-bind', source: path, target: path })));
   }
-  return result;
+  mounts.push(...masks(spec, [...toolchains, ...spec.allowedPaths]));
+  return mounts;
+}
+
+function mountArguments(mount: Mount): string[] {
+  switch (mount.kind) {
+    case 'ro-bind':
+      return ['--ro-bind', mount.source, mount.target];
+    case 'bind':
+      return ['--bind', mount.source, mount.target];
+    case 'symlink':
+      return ['--symlink', mount.linkTarget, mount.target];
+    case 'tmpfs':
+      return [...(mount.sizeBytes === undefined ? [] : ['--size', String(mount.sizeBytes)]), '--tmpfs', mount.target];
+    case 'dir':
+      return ['--dir', mount.target];
+    case 'mask-file':
+      return ['--ro-bind', '/dev/null', mount.target];
+  }
+}
+
+/**
+ * bubblewrap's arguments for one process: the view of sandboxMounts, every namespace new (user,
+ * PID, IPC, UTS, mount, cgroup; the network unless allowed), no capabilities (a root service's
+ * commands could otherwise remount what is read-only), a new session (no terminal to inject
+ * into), death with the service, and an environment of only what the caller passes plus HOME and
+ * TMPDIR pointing into the private /tmp.
+ */
+export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): string[] {
+  return [
+    ...sandboxMounts(spec).flatMap(mountArguments),
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--unshare-all',
+    ...(spec.network ? ['--share-net'] : []),
+    '--cap-drop', 'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--setenv', 'HOME', SANDBOX_HOME,
+    '--setenv', 'TMPDIR', '/tmp',
+    '--chdir', spec.cwd,
+    '--',
+    ...command,
+  ];
 }

@@ -1,13 +1,38 @@
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 
 /** A path outside every allowed root; the message is what the agent reads. */
 export class PathOutsideError extends Error {
-  constructor(readonly path: string) {
-    super(`Path outside allowed paths: ${path}`);
+  constructor(
+    readonly path: string,
+    message = `Path outside allowed paths: ${path}`,
+  ) {
+    super(message);
     this.name = 'PathOutsideError';
   }
 }
+
+/** A path inside an allowed root that no tool may see: the service's data directory or `.env`. */
+export class PathHiddenError extends PathOutsideError {
+  constructor(path: string) {
+    super(path, `Path not allowed: ${path} (the service's own data and settings are hidden from tools)`);
+    this.name = 'PathHiddenError';
+  }
+}
+
+interface Identity {
+  dev: number;
+  ino: number;
+}
+
+const identityOf = (path: string): Identity | undefined => {
+  try {
+    const stats = statSync(path);
+    return stats.isFile() ? { dev: stats.dev, ino: stats.ino } : undefined;
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * Resolves a path the way the kernel will when a tool opens it: one component at a time,
@@ -56,11 +81,31 @@ export class PathSandbox {
   readonly roots: readonly string[];
   /** Files no tool may write although they lie inside a root: the service's own `.env`. */
   readonly protectedFiles: readonly string[];
+  /**
+   * Paths no tool may read, list or write although they may lie inside a root: DATA_DIR (the
+   * database, checkpoints) and the service's `.env`. Everything below a hidden directory is hidden.
+   */
+  readonly hiddenPaths: readonly string[];
 
-  constructor(roots: readonly string[], protectedFiles: readonly string[] = []) {
+  constructor(roots: readonly string[], protectedFiles: readonly string[] = [], hiddenPaths: readonly string[] = []) {
     if (roots.length === 0) throw new Error('PathSandbox needs at least one root');
     this.roots = roots.map((root) => resolveReal(root));
     this.protectedFiles = protectedFiles.map((file) => resolveReal(file));
+    this.hiddenPaths = [...new Set(hiddenPaths.map((path) => resolveReal(path)))];
+  }
+
+  /**
+   * Whether `realPath` is hidden: below a hidden path, or another name (a hard link) of a hidden
+   * file, which a path comparison alone would miss.
+   */
+  isHidden(realPath: string): boolean {
+    if (this.hiddenPaths.some((hidden) => isWithin(hidden, realPath))) return true;
+    const candidate = identityOf(realPath);
+    if (candidate === undefined) return false;
+    return this.hiddenPaths.some((hidden) => {
+      const identity = identityOf(hidden);
+      return identity !== undefined && identity.dev === candidate.dev && identity.ino === candidate.ino;
+    });
   }
 
   /**
@@ -71,8 +116,9 @@ export class PathSandbox {
     return this.protectedFiles.includes(realPath);
   }
 
+  /** Inside a root and not hidden. */
   contains(realPath: string): boolean {
-    return this.roots.some((root) => isWithin(root, realPath));
+    return this.roots.some((root) => isWithin(root, realPath)) && !this.isHidden(realPath);
   }
 
   /**
@@ -82,7 +128,8 @@ export class PathSandbox {
   resolve(path: string, base: string): string {
     // Joined as text, not path.resolve(): that would apply `..` before the links are followed.
     const real = resolveReal(isAbsolute(path) ? path : `${base}/${path}`);
-    if (!this.contains(real)) throw new PathOutsideError(path);
+    if (!this.roots.some((root) => isWithin(root, real))) throw new PathOutsideError(path);
+    if (this.isHidden(real)) throw new PathHiddenError(path);
     return real;
   }
 }

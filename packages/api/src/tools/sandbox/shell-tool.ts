@@ -1,10 +1,13 @@
 import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
-import { bwrapLauncher, detectConfinement, type Confinement } from './bubblewrap.js';
+import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
+import { ProtectedSnapshot } from './protected-snapshot.js';
+import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type ShellToolName } from './command-policy/index.js';
 import { childEnvironment } from './exec/environment.js';
 import { MAX_OUTPUT_CHARS } from './exec/output-collector.js';
 import { locateProgram } from './exec/program-path.js';
+import type { Launcher } from './exec/run-pipeline.js';
 import { runScript, type RunResult } from './exec/run-script.js';
 import { formatRunOutput, runSucceeded } from './shell-output.js';
 
@@ -14,19 +17,25 @@ export interface ShellParams {
   timeout: number;
 }
 
-const READONLY_CONFINEMENT: Confinement = { active: false, reason: 'bash_readonly runs under the text policy only' };
+/** Git reads no system or user config and never prompts; repository config is confined by the sandbox. */
+const GIT_ENVIRONMENT = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' };
 
-async function confinementFor(tool: ShellToolName, context: ToolContext, searchPath: string): Promise<Confinement> {
-  return tool === 'bash' ? detectConfinement(context.settings, searchPath) : READONLY_CONFINEMENT;
+function restoredNote(restored: readonly string[]): string {
+  return `[protected files were changed and have been restored: ${restored.join(', ')}]`;
 }
 
 /**
  * Shared by bash_readonly and bash: check the command text, then run the checked plan without a
- * shell, inside bubblewrap for bash when it is available.
+ * shell, every process inside the sandbox (allowed paths read-only for bash_readonly, writable for
+ * bash). With the sandbox enabled but unavailable, nothing runs. Protected files are compared
+ * before and after, and any change is undone and reported.
  */
 export async function runShellTool(tool: ShellToolName, params: ShellParams, context: ToolContext): Promise<ToolResult> {
-  const env = childEnvironment(process.env, context.sandbox.roots);
+  const env: Record<string, string> = { ...childEnvironment(process.env, context.sandbox.roots), ...GIT_ENVIRONMENT };
+  if (tool === 'bash_readonly') env.GIT_OPTIONAL_LOCKS = '0';
   const searchPath = env.PATH as string;
+  const availability = await detectSandbox(context.settings);
+  if (availability.state === 'unavailable') return fail(sandboxUnavailableMessage(availability.reason), { refused: true, confined: false });
   const locate = (name: string): string | undefined => locateProgram(name, searchPath);
   let checked: CheckedCommand;
   try {
@@ -36,27 +45,20 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       cwd: params.cwd ?? context.workingDir,
       baseDir: context.workingDir,
       sandbox: context.sandbox,
-      home: env.HOME ?? homedir(),
+      home: process.env.HOME ?? homedir(),
       locate,
     });
   } catch (error) {
     return fail(refusalMessage(error), { refused: true });
   }
+  const sandbox = await toolSandbox(context, tool === 'bash' ? 'write' : 'read', searchPath, checked.cwd);
+  if (sandbox.availability.state === 'unavailable') return fail(sandboxUnavailableMessage(sandbox.availability.reason), { refused: true, confined: false });
+  const confined = sandbox.launcher !== undefined;
+  const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
-  const confinement = await confinementFor(tool, context, searchPath);
-  const launcher =
-    confinement.active && confinement.bwrapPath !== undefined
-      ? bwrapLauncher(
-          {
-            bwrapPath: confinement.bwrapPath,
-            allowedPaths: context.sandbox.roots,
-            readOnlyFiles: context.sandbox.protectedFiles,
-            network: context.settings.sandboxNetwork,
-          },
-          checked.cwd,
-        )
-      : undefined;
+  const snapshot = ProtectedSnapshot.take(protectedPathsFor(context, checked.cwd));
   let result: RunResult;
+  let restored: string[];
   try {
     result = await runScript(checked.script, {
       cwd: checked.cwd,
@@ -68,15 +70,20 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       ...(launcher === undefined ? {} : { launcher }),
     });
   } catch (error) {
-    return fail(`Command failed to run: ${(error as Error).message}`, { confined: confinement.active });
+    return fail(`Command failed to run: ${(error as Error).message}`, { confined });
+  } finally {
+    sandbox.launcher?.dispose();
+    restored = snapshot.restore();
   }
-  const text = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
+  const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
+  const text = restored.length === 0 ? output : `${output}\n${restoredNote(restored)}`;
   const metadata = {
     exit_code: result.exitCode,
     timed_out: result.stopped === 'timeout',
     truncated: result.truncated,
-    confined: confinement.active,
+    confined,
     cwd: checked.cwd,
+    ...(restored.length === 0 ? {} : { restored_protected_files: restored }),
   };
-  return runSucceeded(result) ? succeed(text, metadata) : fail(text, metadata);
+  return runSucceeded(result) && restored.length === 0 ? succeed(text, metadata) : fail(text, metadata);
 }

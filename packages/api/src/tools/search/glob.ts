@@ -3,11 +3,25 @@
  * `*` and `?` stop at `/`, `**` spans directories only as a whole path component, `{a,b}`
  * alternates, `[...]` is a class (`[!...]` or `[^...]` negates) and `\` escapes. The JavaScript
  * backend uses this one compiler for ignore files and the tools use it for their patterns, so a
- * pattern means the same thing whichever backend runs.
+ * pattern means the same thing whichever backend runs. Matching never backtracks (see
+ * glob-automaton.ts): a hostile pattern cannot stall the service.
  */
 
-const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/g;
-const escapeRegex = (text: string): string => text.replace(REGEX_SPECIAL, '\\$&');
+import { compileGlobElements, literalElement, MAX_GLOB_WILDCARDS, type CodePointTest, type GlobElement, type GlobMatcher } from '../../util/glob-automaton.js';
+
+/** A glob the compiler cannot read, such as a class with a reversed range (`[z-a]`). */
+export class GlobSyntaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GlobSyntaxError';
+  }
+}
+
+const SLASH = 0x2f;
+const ANY: CodePointTest = () => true;
+const NOT_SLASH: CodePointTest = (c) => c !== SLASH;
+const codePointAt = (text: string, i: number): number => text.codePointAt(i) as number;
+const width = (codePoint: number): number => (codePoint > 0xffff ? 2 : 1);
 
 /** Index of the `]` closing a class that starts at `start` (the `[`), or -1. */
 function classEnd(glob: string, start: number): number {
@@ -18,10 +32,23 @@ function classEnd(glob: string, start: number): number {
   return -1;
 }
 
-function translateClass(body: string): string {
+/** `[...]`'s body as a test: members are literal, `x-y` is a range, a leading `!` or `^` negates. */
+function classTest(body: string): CodePointTest {
   const negated = body.startsWith('!') || body.startsWith('^');
-  const members = (negated ? body.slice(1) : body).replace(/[\\\]^[]/g, '\\$&');
-  return `[${negated ? '^' : ''}${members}]`;
+  const members = [...(negated ? body.slice(1) : body)].map((char) => codePointAt(char, 0));
+  const ranges: [number, number][] = [];
+  for (let i = 0; i < members.length; i++) {
+    const low = members[i] as number;
+    const high = members[i + 2];
+    if (members[i + 1] === 0x2d && high !== undefined) {
+      if (high < low) throw new GlobSyntaxError(`invalid range ${String.fromCodePoint(low)}-${String.fromCodePoint(high)} in [${body}]`);
+      ranges.push([low, high]);
+      i += 2;
+    } else {
+      ranges.push([low, low]);
+    }
+  }
+  return (c) => ranges.some(([low, high]) => c >= low && c <= high) !== negated;
 }
 
 /** Top-level alternatives of the braces starting at `start`, and the index after `}`. */
@@ -53,53 +80,70 @@ function braceAlternatives(glob: string, start: number): { alternatives: string[
   return undefined;
 }
 
-/** `**` counts as recursive only when it is a whole path component. */
-function translateStars(glob: string, i: number): { text: string; next: number } {
+/** `**` spans directories only when it is a whole path component; elsewhere it is `*`. */
+function translateStars(glob: string, i: number): { element: GlobElement; next: number } {
   const atComponentStart = i === 0 || glob[i - 1] === '/';
   const after = glob[i + 2];
-  if (atComponentStart && after === '/') return { text: '(?:.*/)?', next: i + 3 };
-  if (atComponentStart && after === undefined) return { text: '.*', next: i + 2 };
-  return { text: '[^/]*', next: i + 2 };
+  if (atComponentStart && after === '/') {
+    // Any number of leading directories, none included.
+    return { element: { kind: 'choice', options: [[], [{ kind: 'many', test: ANY }, literalElement(SLASH)]] }, next: i + 3 };
+  }
+  if (atComponentStart && after === undefined) return { element: { kind: 'many', test: ANY }, next: i + 2 };
+  return { element: { kind: 'many', test: NOT_SLASH }, next: i + 2 };
 }
 
-/** The body of a regular expression (no anchors) equivalent to `glob`. */
-export function globToRegexSource(glob: string): string {
-  let out = '';
+/** The pieces of `glob`, for the linear-time matcher. */
+export function parseGlob(glob: string): GlobElement[] {
+  const out: GlobElement[] = [];
   let i = 0;
   while (i < glob.length) {
     const c = glob[i] as string;
     if (c === '\\') {
-      out += escapeRegex(glob[i + 1] ?? '\\');
-      i += 2;
+      const escaped = i + 1 < glob.length ? codePointAt(glob, i + 1) : 0x5c;
+      out.push(literalElement(escaped));
+      i += 1 + width(escaped);
     } else if (c === '*' && glob[i + 1] === '*') {
       const stars = translateStars(glob, i);
-      out += stars.text;
+      out.push(stars.element);
       i = stars.next;
     } else if (c === '*') {
-      out += '[^/]*';
+      out.push({ kind: 'many', test: NOT_SLASH });
       i++;
     } else if (c === '?') {
-      out += '[^/]';
+      out.push({ kind: 'one', test: NOT_SLASH });
       i++;
     } else if (c === '[' && classEnd(glob, i) !== -1) {
       const end = classEnd(glob, i);
-      out += translateClass(glob.slice(i + 1, end));
+      out.push({ kind: 'one', test: classTest(glob.slice(i + 1, end)) });
       i = end + 1;
     } else if (c === '{' && braceAlternatives(glob, i)) {
       const braces = braceAlternatives(glob, i) as { alternatives: string[]; end: number };
-      out += `(?:${braces.alternatives.map(globToRegexSource).join('|')})`;
+      out.push({ kind: 'choice', options: braces.alternatives.map(parseGlob) });
       i = braces.end;
     } else {
-      out += escapeRegex(c);
-      i++;
+      const codePoint = codePointAt(glob, i);
+      out.push(literalElement(codePoint));
+      i += width(codePoint);
     }
   }
   return out;
 }
 
-/** A regular expression matching whole relative paths (`a/b/c.ts`) against `glob`. */
-export function compileGlob(glob: string): RegExp {
-  return new RegExp(`^${globToRegexSource(glob)}$`);
+/**
+ * Matching costs up to (path length) x (pattern size) when every state set is new, so the size is
+ * bounded: real globs are far below these, and ripgrep's own limits on a pattern are similar.
+ */
+export const MAX_GLOB_LENGTH = 1024;
+
+/**
+ * A matcher of whole relative paths (`a/b/c.ts`) against `glob`, in time linear in the path's
+ * length whatever the pattern. Throws GlobSyntaxError for a glob it cannot read or that is too big.
+ */
+export function compileGlob(glob: string): GlobMatcher {
+  if (glob.length > MAX_GLOB_LENGTH) throw new GlobSyntaxError(`longer than ${MAX_GLOB_LENGTH} characters`);
+  const wildcards = glob.match(/[*?[]/g)?.length ?? 0;
+  if (wildcards > MAX_GLOB_WILDCARDS) throw new GlobSyntaxError(`more than ${MAX_GLOB_WILDCARDS} wildcards`);
+  return compileGlobElements(parseGlob(glob));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { matchIgnoreRules, parseIgnoreFile, type IgnoreRule, type IgnoreVerdict } from './ignore-rules.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { matchIgnoreRules, parseIgnoreLines, type IgnoreRule, type IgnoreVerdict } from './ignore-rules.js';
 
 /** The ignore files of one directory, by ripgrep's precedence (highest first). */
 export interface DirectoryRules {
@@ -15,13 +16,23 @@ export interface DirectoryRules {
 /** Directories from a path's own directory up to `/`, deepest first. */
 export type RuleChain = readonly DirectoryRules[];
 
+/** Ignore-file lines compiled between two turns of the event loop (a hostile file may hold millions). */
+const LINES_PER_SLICE = 2000;
+
 async function readRules(path: string): Promise<IgnoreRule[]> {
+  let lines: string[];
   try {
-    return parseIgnoreFile(await readFile(path, 'utf8'));
+    lines = (await readFile(path, 'utf8')).split('\n');
   } catch {
     // Missing or unreadable: ripgrep skips such files silently too.
     return [];
   }
+  const rules: IgnoreRule[] = [];
+  for (let start = 0; start < lines.length; start += LINES_PER_SLICE) {
+    if (start > 0) await yieldToEventLoop();
+    rules.push(...parseIgnoreLines(lines.slice(start, start + LINES_PER_SLICE)));
+  }
+  return rules;
 }
 
 const exists = (path: string): Promise<boolean> =>

@@ -1,4 +1,5 @@
-import { globToRegexSource } from './glob.js';
+import type { GlobMatcher } from '../../util/glob-automaton.js';
+import { compileGlob, GlobSyntaxError } from './glob.js';
 
 /**
  * Lines of a `.gitignore`, `.ignore` or `.rgignore` file read the way ripgrep's `ignore` crate reads
@@ -9,7 +10,8 @@ import { globToRegexSource } from './glob.js';
  * root sits inside a directory an outer `.gitignore` excludes.
  */
 export interface IgnoreRule {
-  regex: RegExp;
+  /** Matches paths relative to the ignore file's directory, in linear time (the file may be hostile). */
+  glob: GlobMatcher;
   /** `!pattern`: re-includes what an earlier rule excluded. */
   whitelist: boolean;
   /** `pattern/`: applies to directories only. */
@@ -18,7 +20,7 @@ export interface IgnoreRule {
 
 export type IgnoreVerdict = 'ignore' | 'whitelist' | undefined;
 
-/** One line of an ignore file, or undefined for blanks and comments. */
+/** One line of an ignore file, or undefined for blanks, comments and globs that cannot be read (ripgrep skips those too). */
 export function parseIgnoreLine(raw: string): IgnoreRule | undefined {
   if (raw.startsWith('#')) return undefined;
   let line = raw.endsWith('\\ ') ? raw : raw.trimEnd();
@@ -42,19 +44,26 @@ export function parseIgnoreLine(raw: string): IgnoreRule | undefined {
   // A pattern without a slash matches a name at any depth; one with a slash is relative to the file.
   let glob = !anchored && !line.includes('/') && !line.startsWith('**/') ? `**/${line}` : line;
   if (glob.endsWith('/**')) glob += '/*';
-  return { regex: new RegExp(`^${globToRegexSource(glob)}$`), whitelist, dirOnly };
+  try {
+    return { glob: compileGlob(glob), whitelist, dirOnly };
+  } catch (error) {
+    if (error instanceof GlobSyntaxError) return undefined;
+    throw error;
+  }
 }
 
-export function parseIgnoreFile(text: string): IgnoreRule[] {
-  return text.split('\n').flatMap((line) => parseIgnoreLine(line) ?? []);
+export function parseIgnoreLines(lines: readonly string[]): IgnoreRule[] {
+  return lines.flatMap((line) => parseIgnoreLine(line) ?? []);
 }
+
+export const parseIgnoreFile = (text: string): IgnoreRule[] => parseIgnoreLines(text.split('\n'));
 
 /** The verdict of the last rule matching `relativePath` (relative to the ignore file's directory). */
 export function matchIgnoreRules(rules: readonly IgnoreRule[], relativePath: string, isDir: boolean): IgnoreVerdict {
   for (let i = rules.length - 1; i >= 0; i--) {
     const rule = rules[i] as IgnoreRule;
     if (rule.dirOnly && !isDir) continue;
-    if (rule.regex.test(relativePath)) return rule.whitelist ? 'whitelist' : 'ignore';
+    if (rule.glob.test(relativePath)) return rule.whitelist ? 'whitelist' : 'ignore';
   }
   return undefined;
 }

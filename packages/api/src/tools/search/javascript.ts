@@ -1,79 +1,80 @@
-import { readFileSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { relativeToRoot, type ContentSearchRequest, type FileMatches, type LineRecord, type SearchBackend } from './backend.js';
+import { createWorkerPool, siblingModule, type WorkerPool } from '../../util/worker-pool.js';
+import { relativeToRoot, type ContentSearchRequest, type FileListRequest, type FileMatches, type SearchBackend } from './backend.js';
+import type { ContentTask } from './content-worker.js';
 import { compileSearchRegex } from './patterns.js';
 import { walkFiles } from './walk.js';
 
 /**
- * Files are read synchronously (small files cost a few microseconds that way, against several
- * thread-pool round trips each asynchronously), in batches between which other work can run.
+ * Files per worker task: large enough that handing a batch over costs little next to reading it,
+ * small enough that the threads share the work and results arrive while the walk goes on.
  */
-const READ_BATCH = 64;
+const BATCH_FILES = 256;
 
-/** Lines as ripgrep sees them with `--crlf`: split at `\n`, a `\r` before it is not content. */
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
-}
+export type ContentPool = WorkerPool<ContentTask, FileMatches[]>;
 
-function withContext(lines: readonly string[], matching: readonly number[], contextLines: number): LineRecord[] {
-  const matchSet = new Set(matching);
-  const shown = new Set<number>();
-  for (const index of matching) {
-    const last = Math.min(lines.length - 1, index + contextLines);
-    for (let i = Math.max(0, index - contextLines); i <= last; i++) shown.add(i);
-  }
-  return [...shown]
-    .sort((a, b) => a - b)
-    .map((index) => ({ line: index + 1, text: lines[index] as string, match: matchSet.has(index) }));
-}
-
-function searchFile(path: string, regex: RegExp, contextLines: number): FileMatches | undefined {
-  let buffer: Buffer;
-  try {
-    buffer = readFileSync(path);
-  } catch {
-    return undefined; // vanished or unreadable since the walk: ripgrep skips it silently too
-  }
-  if (buffer.includes(0)) return undefined;
-  const lines = splitLines(buffer.toString('utf8'));
-  const matching: number[] = [];
-  lines.forEach((line, index) => {
-    if (regex.test(line)) matching.push(index);
+async function listMatchingFiles({ root, glob, signal }: FileListRequest, onFile: (path: string) => void): Promise<void> {
+  await walkFiles(root, signal, (path) => {
+    if (!glob || glob.matches(relativeToRoot(root, path))) onFile(path);
   });
-  return matching.length === 0 ? undefined : { path, lines: withContext(lines, matching, contextLines) };
 }
 
-async function candidateFiles(request: ContentSearchRequest): Promise<string[]> {
-  if ((await stat(request.root)).isFile()) return [request.root];
-  const files: string[] = [];
-  await javascriptBackend.listFiles(request, (path) => files.push(path));
-  return files;
+/**
+ * Walks on this thread (asynchronously) and matches on the pool's threads, batch by batch. The
+ * request's signal ends both: a pattern that backtracks for ever stops at the tool's deadline.
+ */
+async function searchWithPool(pool: ContentPool, request: ContentSearchRequest, onFile: (matches: FileMatches) => void): Promise<void> {
+  compileSearchRegex(request.pattern, request.caseSensitive); // a bad pattern fails here, before any work
+  const stop = new AbortController();
+  const signal = AbortSignal.any([request.signal, stop.signal]);
+  // Every queued batch listens for the abort: that is expected here, not a leak.
+  setMaxListeners(0, signal);
+  const task = (paths: string[]): ContentTask => ({ paths, pattern: request.pattern, caseSensitive: request.caseSensitive, contextLines: request.contextLines });
+  let failure: unknown;
+  const running: Promise<void>[] = [];
+  // Each batch's promise settles without rejecting, so none is left unhandled while the walk goes on.
+  const dispatch = (paths: string[]): void => {
+    const settled = pool
+      .run(task(paths), signal)
+      .then((found) => found.forEach(onFile))
+      .catch((error: unknown) => {
+        failure ??= error;
+        stop.abort(error);
+      });
+    running.push(settled);
+  };
+  try {
+    if ((await stat(request.root)).isFile()) {
+      dispatch([request.root]);
+    } else {
+      let batch: string[] = [];
+      await listMatchingFiles({ ...request, signal }, (path) => {
+        batch.push(path);
+        if (batch.length < BATCH_FILES) return;
+        dispatch(batch);
+        batch = [];
+      });
+      if (batch.length > 0) dispatch(batch);
+    }
+  } catch (error) {
+    failure ??= error;
+    stop.abort(error);
+  }
+  await Promise.all(running);
+  if (failure !== undefined) throw failure;
 }
-
 
 /** The fallback when `rg` is not installed: the same files and lines, found in JavaScript. */
-export const javascriptBackend: SearchBackend = {
-  name: 'javascript',
+export function createJavascriptBackend(pool: ContentPool): SearchBackend {
+  return {
+    name: 'javascript',
+    listFiles: listMatchingFiles,
+    searchContent: (request, onFile) => searchWithPool(pool, request, onFile),
+  };
+}
 
-  async listFiles({ root, glob, signal }, onFile) {
-    await walkFiles(root, signal, (path) => {
-      if (!glob || glob.matches(relativeToRoot(root, path))) onFile(path);
-    });
-  },
+/** The service's one content pool: no thread starts until the fallback first searches. */
+export const contentPool: ContentPool = createWorkerPool(siblingModule('content-worker', import.meta.url));
 
-  async searchContent(request, onFile) {
-    const regex = compileSearchRegex(request.pattern, request.caseSensitive);
-    const files = await candidateFiles(request);
-    for (let start = 0; start < files.length; start += READ_BATCH) {
-      if (start > 0) await yieldToEventLoop();
-      request.signal.throwIfAborted();
-      for (const path of files.slice(start, start + READ_BATCH)) {
-        const matches = searchFile(path, regex, request.contextLines);
-        if (matches) onFile(matches);
-      }
-    }
-  },
-};
+export const javascriptBackend = createJavascriptBackend(contentPool);

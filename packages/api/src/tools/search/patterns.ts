@@ -1,5 +1,6 @@
 import type { PathGlob } from './backend.js';
-import { compileGlob, fileNameGlob } from './glob.js';
+import type { GlobMatcher } from '../../util/glob-automaton.js';
+import { compileGlob, fileNameGlob, GlobSyntaxError } from './glob.js';
 
 /** A pattern the tools refuse; the message is what the agent reads. */
 export class PatternError extends Error {
@@ -34,6 +35,16 @@ function refuseParentSegments(glob: string): void {
   if (PARENT_SEGMENT.test(glob)) throw new PatternError(`Pattern may not contain '..': ${glob} (pass another path instead)`);
 }
 
+/** The tools' own globs: one that cannot be read is the agent's to fix. */
+function compileToolGlob(glob: string): GlobMatcher {
+  try {
+    return compileGlob(glob);
+  } catch (error) {
+    if (error instanceof GlobSyntaxError) throw new PatternError(`Invalid glob pattern ${glob}: ${error.message}`);
+    throw error;
+  }
+}
+
 const stripDotSlash = (glob: string): string => glob.replace(/^(\.\/)+/, '');
 
 /** glob_files' pattern: relative to the search root, `*.py` matching only at the top (`**` descends). */
@@ -41,7 +52,7 @@ export function rootGlob(pattern: string): PathGlob {
   const glob = stripDotSlash(pattern);
   if (glob === '') throw new PatternError('Pattern cannot be empty');
   refuseParentSegments(glob);
-  const regex = compileGlob(glob);
+  const regex = compileToolGlob(glob);
   const nameGlob = fileNameGlob(glob);
   return { source: pattern, matches: (path) => regex.test(path), ...(nameGlob ? { nameGlob } : {}) };
 }
@@ -59,7 +70,7 @@ export function fileFilterGlob(pattern: string): PathGlob {
   if (glob.endsWith('/')) glob += '**';
   const anchored = glob.startsWith('/') || glob.includes('/');
   if (glob.startsWith('/')) glob = glob.slice(1);
-  const regex = compileGlob(anchored ? glob : `**/${glob}`);
+  const regex = compileToolGlob(anchored ? glob : `**/${glob}`);
   if (negated) return { source: pattern, matches: (path) => !regex.test(path) };
   const nameGlob = fileNameGlob(glob);
   return { source: pattern, matches: (path) => regex.test(path), ...(nameGlob ? { nameGlob } : {}) };

@@ -9,7 +9,7 @@ import {
   type PathGlob,
   type SearchBackend,
 } from './backend.js';
-import { runProcess, type ProcessOutcome } from './run-process.js';
+import { runProcess, type ProcessOutcome, type ProcessWrapper } from './run-process.js';
 
 /** A failure of `rg` itself (not "no match"); the message is what the agent reads. */
 export class RipgrepError extends Error {
@@ -92,8 +92,9 @@ async function processRoot(root: string): Promise<{ cwd: string; isFile: boolean
   return { cwd: isFile ? dirname(root) : root, isFile };
 }
 
-/** The backend used when `rg` is on PATH: `binary` is its absolute path. */
-export function createRipgrepBackend(binary: string): SearchBackend {
+/** The backend used when `rg` is on PATH: `binary` is its absolute path; `wrap` starts it in the sandbox. */
+export function createRipgrepBackend(binary: string, wrap?: ProcessWrapper): SearchBackend {
+  const extra = wrap === undefined ? {} : { wrap };
   return {
     name: 'ripgrep',
 
@@ -102,7 +103,7 @@ export function createRipgrepBackend(binary: string): SearchBackend {
       const onRecord = (path: string): void => {
         if (path !== '' && (!glob || glob.matches(relativeToRoot(root, path)))) onFile(path);
       };
-      checkOutcome(await runProcess(binary, args, { cwd: root, signal, separator: '\0', onRecord }));
+      checkOutcome(await runProcess(binary, args, { cwd: root, signal, separator: '\0', onRecord, ...extra }));
     },
 
     async searchContent(request: ContentSearchRequest, onFile) {
@@ -123,7 +124,7 @@ export function createRipgrepBackend(binary: string): SearchBackend {
       const selected = (matches: FileMatches): void => {
         if (!glob || glob.matches(relativeToRoot(request.root, matches.path))) onFile(matches);
       };
-      checkOutcome(await runProcess(binary, args, { cwd, signal: request.signal, separator: '\n', onRecord: jsonCollector(selected) }));
+      checkOutcome(await runProcess(binary, args, { cwd, signal: request.signal, separator: '\n', onRecord: jsonCollector(selected), ...extra }));
     },
   };
 }

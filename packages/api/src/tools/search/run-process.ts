@@ -7,6 +7,11 @@ export interface ProcessOutcome {
 
 const STDERR_LIMIT = 4096;
 
+/** How the process is started: as is, or wrapped (in the sandbox). */
+export type ProcessWrapper = (binary: string, args: readonly string[], cwd: string) => { file: string; args: string[] };
+
+const unwrapped: ProcessWrapper = (binary, args) => ({ file: binary, args: [...args] });
+
 /**
  * Runs `binary` with `args` (no shell) and hands stdout to `onRecord` split at `separator`,
  * without holding the whole output. Killed when `signal` aborts; the promise then rejects.
@@ -14,10 +19,11 @@ const STDERR_LIMIT = 4096;
 export function runProcess(
   binary: string,
   args: readonly string[],
-  options: { cwd: string; signal: AbortSignal; separator: string; onRecord: (record: string) => void },
+  options: { cwd: string; signal: AbortSignal; separator: string; onRecord: (record: string) => void; wrap?: ProcessWrapper },
 ): Promise<ProcessOutcome> {
+  const launch = (options.wrap ?? unwrapped)(binary, args, options.cwd);
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, {
+    const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       signal: options.signal,

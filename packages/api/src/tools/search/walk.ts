@@ -1,22 +1,32 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DEFAULT_IGNORED_DIRS } from './backend.js';
 import { childPath, isIgnored, loadDirectoryRules, loadParentRules, type RuleChain } from './ignore-files.js';
 
 const ignoredDirNames = new Set(DEFAULT_IGNORED_DIRS);
 
+/**
+ * The longest the walk keeps the event loop before letting other work run: a directory of 100,000
+ * files, or a hostile ignore file of as many rules, is judged in slices of about this many
+ * milliseconds, so the service answers other requests meanwhile.
+ */
+const SLICE_MS = 10;
+
 type EntryKind = 'file' | 'dir' | 'other';
 
-async function kindOf(entry: Dirent, path: string): Promise<EntryKind> {
-  if (entry.isSymbolicLink()) return 'other';
+/** The entry's kind from the directory listing, or undefined when the file system did not say (DT_UNKNOWN). */
+function listedKind(entry: Dirent): EntryKind | undefined {
   if (entry.isFile()) return 'file';
   if (entry.isDirectory()) return 'dir';
-  if (!entry.isFIFO() && !entry.isSocket() && !entry.isBlockDevice() && !entry.isCharacterDevice()) {
-    // The file system did not say (DT_UNKNOWN): ask.
-    const stats = await lstat(path).catch(() => undefined);
-    if (stats?.isFile()) return 'file';
-    if (stats?.isDirectory()) return 'dir';
-  }
+  if (entry.isSymbolicLink() || entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) return 'other';
+  return undefined;
+}
+
+async function askedKind(path: string): Promise<EntryKind> {
+  const stats = await lstat(path).catch(() => undefined);
+  if (stats?.isFile()) return 'file';
+  if (stats?.isDirectory()) return 'dir';
   return 'other';
 }
 
@@ -30,9 +40,15 @@ async function visit(dir: string, parents: RuleChain, onFile: (path: string) => 
     return; // unreadable directories are skipped, as ripgrep does with --no-messages
   }
   const subdirectories: string[] = [];
+  let sliceStart = performance.now();
   for (const entry of entries) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await yieldToEventLoop();
+      signal.throwIfAborted();
+      sliceStart = performance.now();
+    }
     const path = childPath(dir, entry.name);
-    const kind = await kindOf(entry, path);
+    const kind = listedKind(entry) ?? (await askedKind(path));
     if (kind === 'dir' && !ignoredDirNames.has(entry.name) && !isIgnored(path, true, chain)) subdirectories.push(path);
     else if (kind === 'file' && !isIgnored(path, false, chain)) onFile(path);
   }

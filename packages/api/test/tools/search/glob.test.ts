@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileGlob, fileNameGlob } from '../../../src/tools/search/glob.js';
 import { matchIgnoreRules, parseIgnoreFile, parseIgnoreLine } from '../../../src/tools/search/ignore-rules.js';
+import { fileFilterGlob, PatternError, rootGlob } from '../../../src/tools/search/patterns.js';
 import { MatchCollector } from '../../../src/tools/search/match-collector.js';
 
 const matches = (glob: string, path: string): boolean => compileGlob(glob).test(path);
@@ -31,6 +32,17 @@ describe('globs', () => {
     ['file (1).txt', 'file (1).txt', true],
   ])('%s against %s: %s', (glob, path, expected) => {
     expect(matches(glob, path)).toBe(expected);
+  });
+
+  it('refuses a class with a reversed range as a pattern error the agent can fix', () => {
+    expect(() => rootGlob('[z-a].txt')).toThrow(new PatternError('Invalid glob pattern [z-a].txt: invalid range z-a in [z-a]'));
+    expect(() => fileFilterGlob('*.[z-a]')).toThrow(PatternError);
+  });
+
+  it('refuses globs too big to match quickly, which no one writes by hand', () => {
+    expect(() => rootGlob('a'.repeat(1025))).toThrow(`Invalid glob pattern ${'a'.repeat(1025)}: longer than 1024 characters`);
+    expect(() => rootGlob('*a'.repeat(65))).toThrow('more than 64 wildcards');
+    expect(rootGlob('*a'.repeat(64)).matches('a'.repeat(64))).toBe(true);
   });
 
   it('finds the glob a file name must match, when there is one', () => {
@@ -68,12 +80,17 @@ describe('ignore-file rules', () => {
     expect(verdict('build/**', 'build/out.js')).toBe('ignore');
   });
 
+  it('skips a line it cannot read and keeps the others, as ripgrep does', () => {
+    expect(verdict('[z-a]\n*.log\n', 'debug.log')).toBe('ignore');
+    expect(parseIgnoreFile('[z-a]\n*.log\n')).toHaveLength(1);
+  });
+
   it('skips comments and blanks, trims trailing spaces unless escaped, and reads escapes', () => {
     expect(parseIgnoreFile('# comment\n\n   \n')).toEqual([]);
     expect(verdict('a.txt   ', 'a.txt')).toBe('ignore');
     expect(verdict('\\#hash', '#hash')).toBe('ignore');
     expect(verdict('\\!bang', '!bang')).toBe('ignore');
-    expect(parseIgnoreLine('trailing\\ ')?.regex.test('trailing ')).toBe(true);
+    expect(parseIgnoreLine('trailing\\ ')?.glob.test('trailing ')).toBe(true);
   });
 });
 

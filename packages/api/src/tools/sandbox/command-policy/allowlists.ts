@@ -1,12 +1,12 @@
 import type { ShellToolName } from './plan.js';
 
-/** SPEC.md section 4, bash_readonly: exactly these programs. */
+/** bash_readonly: exactly these programs (the original service's list). */
 export const READONLY_PROGRAMS: readonly string[] = [
   'ls', 'find', 'cat', 'head', 'tail', 'wc', 'file', 'stat', 'tree', 'du', 'git', 'grep', 'awk', 'sed', 'sort', 'uniq',
   'pwd', 'whoami', 'hostname', 'which',
 ];
 
-/** SPEC.md section 4, bash command policy rule 1: exactly these programs. */
+/** bash: exactly these programs (the original service's list). */
 export const BASH_PROGRAMS: readonly string[] = [
   'ls', 'find', 'cat', 'head', 'tail', 'wc', 'file', 'stat', 'tree', 'du', 'df', 'grep', 'awk', 'sed', 'sort', 'uniq',
   'cut', 'tr', 'git', 'pwd', 'whoami', 'hostname', 'uname', 'date', 'env', 'printenv', 'which', 'type', 'echo', 'tar',
@@ -16,7 +16,7 @@ export const BASH_PROGRAMS: readonly string[] = [
 
 export const programsFor = (tool: ShellToolName): readonly string[] => (tool === 'bash_readonly' ? READONLY_PROGRAMS : BASH_PROGRAMS);
 
-/** SPEC.md rule 4: refused whatever the arguments. */
+/** Refused whatever the arguments. */
 export const ALWAYS_REFUSED: Record<string, string> = {
   sudo: 'runs commands as another user',
   su: 'runs commands as another user',
@@ -35,7 +35,7 @@ export const ALWAYS_REFUSED: Record<string, string> = {
   systemctl: 'controls system services',
 };
 
-/** SPEC.md rule 5. */
+/** Network programs, refused: the sandbox's network setting is the only way out. */
 export const NETWORK_PROGRAMS: readonly string[] = [
   'curl', 'wget', 'ssh', 'scp', 'rsync', 'sftp', 'ftp', 'nc', 'netcat', 'ncat', 'telnet', 'nmap', 'ping', 'socat',
 ];

@@ -1,13 +1,17 @@
-import { readdirSync, lstatSync, statSync } from 'node:fs';
+import { lstatSync, opendirSync, statSync, type Dir, type Dirent } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import { compileGlobElements, literalElement, MAX_GLOB_WILDCARDS, type GlobElement, type GlobMatcher } from '../../../util/glob-automaton.js';
 import { PathOutsideError, type PathSandbox } from '../paths.js';
 import { resolvePhysically } from './path-access.js';
 import { refuse } from './refusal.js';
 import type { GlobToken, ShellWord } from './plan.js';
 
 export const MAX_GLOB_MATCHES = 5000;
-
-const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/**
+ * Directory entries one word may read. Expansion runs on the event loop (the policy is
+ * synchronous), so its work is bounded: matching is linear-time, and the listings stop here.
+ */
+export const MAX_GLOB_ENTRIES = 100_000;
 
 /** The word's tokens split at `/`, one list per path segment. */
 function segments(tokens: GlobToken[]): GlobToken[][] {
@@ -29,17 +33,18 @@ function segments(tokens: GlobToken[]): GlobToken[][] {
 const isPattern = (segment: GlobToken[]): boolean => segment.some((token) => token.kind !== 'literal');
 const literalText = (segment: GlobToken[]): string => segment.map((token) => (token.kind === 'literal' ? token.text : '')).join('');
 
-function segmentRegex(segment: GlobToken[]): RegExp {
-  const source = segment
-    .map((token) => {
-      if (token.kind === 'literal') return escapeRegex(token.text);
-      if (token.kind === 'star') return '[^/]*';
-      if (token.kind === 'question') return '[^/]';
-      return token.regex;
-    })
-    .join('');
-  return new RegExp(`^${source}$`, 'u');
+const ANY = (): boolean => true;
+
+function tokenElements(token: GlobToken): GlobElement[] {
+  if (token.kind === 'literal') return [...token.text].map((char) => literalElement(char.codePointAt(0) as number));
+  if (token.kind === 'star') return [{ kind: 'many', test: ANY }];
+  if (token.kind === 'question') return [{ kind: 'one', test: ANY }];
+  const members = new RegExp(`^${token.regex}$`, 'u');
+  return [{ kind: 'one', test: (codePoint) => members.test(String.fromCodePoint(codePoint)) }];
 }
+
+/** A linear-time matcher for one path segment (a directory entry's name holds no `/`). */
+const segmentMatcher = (segment: GlobToken[]): GlobMatcher => compileGlobElements(segment.flatMap(tokenElements));
 
 interface Candidate {
   /** Path as the program will receive it (relative words stay relative). */
@@ -59,8 +64,43 @@ function exists(candidate: Candidate): boolean {
   }
 }
 
+/** What one word's expansion has read so far, against MAX_GLOB_ENTRIES. */
+interface Budget {
+  entries: number;
+  max: number;
+}
+
+/** The next entry, or null at the end or when the directory cannot be read further. */
+function nextEntry(dir: Dir): Dirent | null {
+  try {
+    return dir.readSync();
+  } catch {
+    return null;
+  }
+}
+
+/** The names in `directory`, counted against the budget; reading stops as soon as it is spent. */
+function readNames(directory: string, budget: Budget, word: ShellWord): string[] {
+  let dir: Dir;
+  try {
+    dir = opendirSync(directory);
+  } catch {
+    return [];
+  }
+  const names: string[] = [];
+  try {
+    for (let entry = nextEntry(dir); entry !== null; entry = nextEntry(dir)) {
+      if (++budget.entries > budget.max) refuse(`the glob ${word.source} reads more than ${budget.max} directory entries`);
+      names.push(entry.name);
+    }
+  } finally {
+    dir.closeSync();
+  }
+  return names;
+}
+
 /** Lists a directory only when it lies inside the sandbox: a glob must not reveal names outside. */
-function listInside(directory: string, sandbox: PathSandbox, word: ShellWord): string[] {
+function listInside(directory: string, sandbox: PathSandbox, word: ShellWord, budget: Budget): string[] {
   let real: string;
   try {
     real = resolvePhysically(directory, '/');
@@ -68,21 +108,17 @@ function listInside(directory: string, sandbox: PathSandbox, word: ShellWord): s
     throw new PathOutsideError(word.source);
   }
   if (!sandbox.contains(real)) throw new PathOutsideError(word.source);
-  try {
-    return readdirSync(real);
-  } catch {
-    return [];
-  }
+  return readNames(real, budget, word);
 }
 
-function matchSegment(candidates: Candidate[], segment: GlobToken[], sandbox: PathSandbox, word: ShellWord): Candidate[] {
-  const regex = segmentRegex(segment);
+function matchSegment(candidates: Candidate[], segment: GlobToken[], sandbox: PathSandbox, word: ShellWord, budget: Budget): Candidate[] {
+  const matcher = segmentMatcher(segment);
   // Like bash without dotglob: a leading dot must be matched by a literal dot.
   const dotAllowed = segment[0]?.kind === 'literal' && segment[0].text.startsWith('.');
   const next: Candidate[] = [];
   for (const candidate of candidates) {
-    for (const name of listInside(candidate.absolute, sandbox, word).sort()) {
-      if ((name.startsWith('.') && !dotAllowed) || !regex.test(name)) continue;
+    for (const name of listInside(candidate.absolute, sandbox, word, budget).sort()) {
+      if ((name.startsWith('.') && !dotAllowed) || !matcher.test(name)) continue;
       next.push({ shown: candidate.shown === '' ? name : join2(candidate.shown, name), absolute: join(candidate.absolute, name) });
       if (next.length > MAX_GLOB_MATCHES) refuse(`the glob ${word.source} matches more than ${MAX_GLOB_MATCHES} paths`);
     }
@@ -96,16 +132,21 @@ const join2 = (left: string, right: string): string => (left.endsWith('/') ? `${
 /**
  * Pathname expansion as bash does it (no dotglob, no nullglob, no globstar): the matching paths in
  * order, or the word itself when nothing matches. Directories outside the sandbox are never listed.
+ * Refused beyond MAX_GLOB_MATCHES matches or `maxEntries` directory entries read.
  */
-export function expandGlob(word: ShellWord, cwd: string, sandbox: PathSandbox): string[] {
+export function expandGlob(word: ShellWord, cwd: string, sandbox: PathSandbox, maxEntries = MAX_GLOB_ENTRIES): string[] {
   if (word.glob === undefined) return [word.value];
+  if (word.glob.filter((token) => token.kind !== 'literal').length > MAX_GLOB_WILDCARDS) {
+    refuse(`the glob ${word.source} has more than ${MAX_GLOB_WILDCARDS} wildcards`);
+  }
   const parts = segments(word.glob);
   const absolute = isAbsolute(word.value);
   let candidates: Candidate[] = [{ shown: absolute ? '/' : '', absolute: absolute ? '/' : cwd }];
+  const budget: Budget = { entries: 0, max: maxEntries };
   parts.forEach((segment, index) => {
     if (absolute && index === 0) return;
     if (isPattern(segment)) {
-      candidates = matchSegment(candidates, segment, sandbox, word);
+      candidates = matchSegment(candidates, segment, sandbox, word, budget);
       return;
     }
     const text = literalText(segment);

@@ -71,3 +71,15 @@ export async function checkCommand(request: CheckRequest): Promise<CheckedComman
   const invocations = allCommands(reading.script).map((command) => authorizeCommand(command, context));
   return { script: reading.script, cwd, invocations, context };
 }
+export {
+  ApprovalRuleSet,
+  DEFAULT_APPROVAL_RULES,
+  describeRule,
+  matchesCommand,
+  parsedArgvs,
+  type ApprovalRule,
+  type CallSubject,
+  type RuleAction,
+  type RuleVerdict,
+} from './approval-rules.js';
+export { readApprovalRulesFile } from './approval-rules-file.js';

@@ -1,4 +1,5 @@
 import { PathOutsideError } from '../paths.js';
+import { errorMessage } from '../../../util/error-message.js';
 
 /** A command the policy will not run; the message is what the agent reads. */
 export class CommandRefusal extends Error {
@@ -29,6 +30,6 @@ export function isPolicyError(error: unknown): error is PolicyError {
 /** The message for any failure while checking: unexpected errors still refuse, never run. */
 export function refusalMessage(error: unknown): string {
   if (isPolicyError(error)) return error.message;
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = errorMessage(error);
   return `Command not allowed: the command could not be checked (${detail})`;
 }

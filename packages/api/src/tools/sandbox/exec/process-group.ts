@@ -6,12 +6,3 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
     // Already gone.
   }
 }
-
-export function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -2,12 +2,22 @@ import { refuse } from '../refusal.js';
 import type { PathUse } from '../path-access.js';
 import type { CommandContext, ProgramCheck } from './types.js';
 
-/** A repository's own config must not be able to run code through the commands we allow. */
+/**
+ * Settings that keep a repository's own config from running programs through the commands we
+ * allow. Git runs inside the sandbox, so what slips past these (clean/smudge filters, say) runs
+ * confined; these keep ordinary commands from starting anything at all. `safe.bareRepository`
+ * stops git from adopting a bare repository planted in the work tree as the current one.
+ */
 export const GIT_FORCED_CONFIG = [
   '-c', 'core.fsmonitor=false',
   '-c', 'core.pager=cat',
   '-c', 'core.hooksPath=/dev/null',
-  '-c', 'diff.external=',
+  '-c', 'core.sshCommand=ssh',
+  '-c', 'credential.helper=',
+  '-c', 'safe.bareRepository=explicit',
+  '-c', 'commit.gpgSign=false',
+  '-c', 'tag.gpgSign=false',
+  '-c', 'log.showSignature=false',
   // No editor can open without a terminal; `true` makes `git commit` without -m fail at once.
   '-c', 'core.editor=true',
   '-c', 'sequence.editor=true',
@@ -190,18 +200,26 @@ function checkReadonlyBranch(read: ReadArgs): void {
 }
 
 const CONFIG_READ_OPTIONS = new Set(['get', 'get-all', 'get-regexp', 'list', 'l', 'show-origin', 'show-scope', 'name-only', 'z', 'null', 'local', 'global', 'system', 'includes', 'type', 'bool', 'int', 'path']);
-const CONFIG_WRITABLE_KEYS = new Set(['user.name', 'user.email']);
 
-/** git config: reading, or setting user.name / user.email in the repository. */
+/** git config: reading only. The repository config is protected (EXTENSIONS.md section 1): set by no route. */
 function checkConfig(read: ReadArgs): void {
   const names = read.options.map((o) => o.name);
-  for (const name of names) if (!CONFIG_READ_OPTIONS.has(name)) refuse(`git config ${name.length === 1 ? '-' : '--'}${name} is not allowed (only reads, or setting user.name/user.email)`);
+  for (const name of names) if (!CONFIG_READ_OPTIONS.has(name)) refuse(`git config ${name.length === 1 ? '-' : '--'}${name} is not allowed (git config only reads here)`);
   const reading = names.some((n) => n.startsWith('get') || n === 'list' || n === 'l');
   if (reading || read.operands.length <= 1) return;
-  const key = (read.operands[0] as string).toLowerCase();
-  if (read.operands.length !== 2 || !CONFIG_WRITABLE_KEYS.has(key)) refuse('git config may only set user.name or user.email');
-  if (names.includes('global') || names.includes('system')) refuse('git config may only set values in the repository (--local)');
+  refuse('git config only reads here: the repository config is protected');
 }
+
+/**
+ * Options that stop the diff machinery from running configured programs. Forcing `diff.external`
+ * empty instead breaks plain `git diff` on git 2.39 ("external diff died"); these leave it working.
+ */
+const NO_DIFF_PROGRAMS: Record<string, string[]> = {
+  diff: ['--no-ext-diff', '--no-textconv'],
+  log: ['--no-ext-diff', '--no-textconv'],
+  show: ['--no-ext-diff', '--no-textconv'],
+  blame: ['--no-textconv'],
+};
 
 export const git: ProgramCheck = (args, ctx: CommandContext) => {
   const { globals, sub, rest } = splitGlobal(args);
@@ -216,5 +234,5 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
     checkConfig(read);
     return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [] };
   }
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: read.paths };
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...(NO_DIFF_PROGRAMS[sub] ?? []), ...rest], paths: read.paths };
 };

@@ -1,0 +1,147 @@
+/**
+ * The load test of Step 14, against the real service in a child process on loopback: 100 streamed
+ * runs started at once against a scripted model that sends a token every 10 ms, while 1,000 idle
+ * followers hold event streams of runs that are waiting on the model. Bounded: fixed counts and a
+ * deadline for the whole bench.
+ */
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scripted, startScriptedModel } from '../packages/testkit/src/index.js';
+import { startService } from '../packages/api/test/support/service-process.js';
+import { absolute, type Bench, type BenchResult } from './harness.js';
+
+const STREAMED_RUNS = 100;
+const TOKENS_PER_RUN = 50;
+const TOKEN_INTERVAL_MS = 10;
+const IDLE_RUNS = 10;
+const IDLE_FOLLOWERS = 1000;
+const DEADLINE_MS = 180_000;
+
+interface Followed {
+  /** Milliseconds from `since` to the first frame. */
+  firstFrameMs: number;
+  /** Resolves with the last frame's JSON once the server closes the stream. */
+  last: Promise<Record<string, unknown> | undefined>;
+}
+
+/** Opens GET /runs/{id}/events and resolves at its first frame; `last` settles when the stream ends. */
+async function follow(base: string, runId: string, since: number, signal: AbortSignal): Promise<Followed> {
+  const response = await fetch(`${base}/runs/${runId}/events`, { headers: { accept: 'text/event-stream' }, signal });
+  if (!response.ok || !response.body) throw new Error(`events of ${runId}: ${response.status}`);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const frames = (): string[] => [...text.matchAll(/^data: (.*)$/gm)].map((m) => m[1]!);
+  while (frames().length === 0) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  const firstFrameMs = performance.now() - since;
+  const last = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const data = frames().at(-1);
+    return data === undefined ? undefined : (JSON.parse(data) as Record<string, unknown>);
+  })();
+  return { firstFrameMs, last };
+}
+
+async function startRun(base: string, prompt: string, signal: AbortSignal): Promise<string> {
+  const response = await fetch(`${base}/runs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_type: 'plan', prompt }),
+    signal,
+  });
+  if (response.status !== 202) throw new Error(`POST /runs answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { id: string }).id;
+}
+
+/** Kibibytes of a /proc/<pid>/status field (VmRSS now, VmHWM the peak so far). */
+function memoryKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+
+const bench: Bench = async () => {
+  const signal = AbortSignal.timeout(DEADLINE_MS);
+  // Every request of the bench listens on this one deadline.
+  setMaxListeners(0, signal);
+  const model = await startScriptedModel();
+  const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-load-')));
+  const service = await startService(
+    {
+      LLM_BASE_URL: model.url,
+      MAX_CONCURRENT_RUNS: String(STREAMED_RUNS + IDLE_RUNS),
+      MAX_RUNS_PER_USER: String(STREAMED_RUNS + IDLE_RUNS),
+      RATE_LIMIT_PER_MINUTE: '0',
+      SHUTDOWN_GRACE_SECONDS: '0',
+    },
+    workdir,
+  );
+  const pid = service.child.pid!;
+  try {
+    const restMib = memoryKib(pid, 'VmRSS') / 1024;
+
+    // Runs that wait on the model after one token: what 1,000 followers sit on without traffic.
+    let releaseIdle!: () => void;
+    const idleHeld = new Promise<void>((resolve) => (releaseIdle = resolve));
+    model.push(...Array.from({ length: IDLE_RUNS }, () => scripted.chunks('Waiting ', scripted.until(idleHeld), 'done.')));
+    const idleRuns = await Promise.all(Array.from({ length: IDLE_RUNS }, (_, i) => startRun(service.url, `idle ${i}`, signal)));
+    const followers = await Promise.all(
+      Array.from({ length: IDLE_FOLLOWERS }, (_, i) => follow(service.url, idleRuns[i % IDLE_RUNS]!, performance.now(), signal)),
+    );
+
+    const tokens = Array.from({ length: TOKENS_PER_RUN }, (_, i) => [`token${i} `, scripted.pause(TOKEN_INTERVAL_MS)]).flat();
+    model.push(...Array.from({ length: STREAMED_RUNS }, () => scripted.chunks(...tokens)));
+    const started = performance.now();
+    const streamed = await Promise.all(
+      Array.from({ length: STREAMED_RUNS }, async (_, i) => {
+        const since = performance.now();
+        const runId = await startRun(service.url, `streamed ${i}`, signal);
+        const followed = await follow(service.url, runId, since, signal);
+        return { firstFrameMs: followed.firstFrameMs, last: await followed.last };
+      }),
+    );
+    const elapsedS = (performance.now() - started) / 1000;
+
+    releaseIdle();
+    const idleEnds = await Promise.all(followers.map((f) => f.last));
+    const failed = streamed.filter((s) => s.last?.event !== 'done').length + idleEnds.filter((last) => last?.event !== 'done').length;
+    const firstFrames = streamed.map((s) => s.firstFrameMs).sort((a, b) => a - b);
+    const peakMib = memoryKib(pid, 'VmHWM') / 1024;
+    const ideal = (TOKENS_PER_RUN * TOKEN_INTERVAL_MS) / 1000;
+
+    const throughput: BenchResult = {
+      name: `runs per second: ${STREAMED_RUNS} streamed runs at once, ${TOKENS_PER_RUN} tokens each, ${IDLE_FOLLOWERS} idle followers`,
+      baseline: `one run alone at best (${ideal.toFixed(2)} s per run)`,
+      baselineMs: 1 / ideal,
+      subjectMs: STREAMED_RUNS / elapsedS,
+      ratio: STREAMED_RUNS / elapsedS,
+      kind: 'absolute',
+      unit: 'runs/s',
+      note: `all ${STREAMED_RUNS} runs done in ${elapsedS.toFixed(2)} s`,
+    };
+    return [
+      absolute(`failed runs (of ${STREAMED_RUNS} streamed and ${IDLE_RUNS} idle)`, 'none', 0, failed, 'runs', 1),
+      throughput,
+      absolute('p95 time from POST /runs to the first event frame', 'p50', percentile(firstFrames, 50), percentile(firstFrames, 95), 'ms', 250),
+      absolute('service peak RSS (VmHWM)', 'RSS at rest', restMib, peakMib, 'MiB', 1024),
+    ];
+  } finally {
+    service.child.kill('SIGTERM');
+    await service.exited;
+    await model.close();
+  }
+};
+
+export default bench;

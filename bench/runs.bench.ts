@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { scripted, startScriptedModel, type ScriptedModel } from '../packages/testkit/src/index.js';
+import { createTestApp, type TestApp } from '../packages/api/test/support/app.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../packages/api/test/support/databases.js';
+import { followRunEventsOver } from '../packages/api/test/support/run-events.js';
+import { startService, type ServiceProcess } from '../packages/api/test/support/service-process.js';
+import { medianMs, overhead, result, type Bench, type BenchResult } from './harness.js';
+
+const REPLAY_EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 10_000);
+const LATENCY_SAMPLES = 60;
+const TOOL_STEPS = 3;
+
+const json = { 'content-type': 'application/json' };
+
+/** Reads a whole SSE response body over real HTTP; the text length proves both sides sent it all. */
+async function readBody(url: string): Promise<number> {
+  const response = await fetch(url, { headers: { accept: 'text/event-stream' } });
+  return (await response.text()).length;
+}
+
+/** Writes frames from memory the way the run event stream does: in groups of about 64 KiB, waiting for drain. */
+function memoryStream(frames: readonly string[]): Promise<{ server: Server; url: string }> {
+  const groups: string[] = [];
+  let group = '';
+  for (const frame of frames) {
+    group += frame;
+    if (group.length < 64 * 1024) continue;
+    groups.push(group);
+    group = '';
+  }
+  if (group) groups.push(group);
+  const server = createServer(async (_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    for (const text of groups) {
+      if (!response.write(text)) await new Promise((resolve) => response.once('drain', resolve));
+    }
+    response.end();
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/` });
+  }));
+}
+
+/** Stores a finished run of REPLAY_EVENTS events (streamed chunks, then `done`) as the run service does, one at a time. */
+async function storedRun(t: TestApp): Promise<string> {
+  const store = t.database.repository.runs;
+  const id = randomUUID();
+  const now = new Date();
+  await store.createRun(
+    { id, userId: 'local', agentType: 'plan', mode: 'default', prompt: 'long answer', workingDir: t.workdir, conversationId: null, status: 'running', now, idempotencyKey: null, requestHash: null, leaseOwner: null, leaseUntil: null },
+    { idempotentSince: now },
+  );
+  for (let i = 1; i < REPLAY_EVENTS; i++) await store.appendEvent(id, `{"event":"chunk","data":"token${i} "}`, now);
+  await store.appendEvent(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', endedAt: now });
+  return id;
+}
+
+/** A finished run of 10,000 stored events (9,999 streamed chunks and `done`), replayed over SSE. */
+async function replay(model: ScriptedModel): Promise<BenchResult> {
+  const t = await createTestApp({ model: { url: model.url }, env: { RATE_LIMIT_PER_MINUTE: '0' } });
+  let memory: { server: Server; url: string } | undefined;
+  try {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const id = await storedRun(t);
+    const body = await (await fetch(`${address}/runs/${id}/events`)).text();
+    memory = await memoryStream(body.split(/(?<=\n\n)/));
+    const replayUrl = `${address}/runs/${id}/events`;
+    if ((await readBody(memory.url)) !== body.length || (await readBody(replayUrl)) !== body.length) throw new Error('replay and memory streams differ');
+    const memoryMs = await medianMs(() => readBody(memory!.url), 9, 2);
+    const replayMs = await medianMs(() => readBody(replayUrl), 9, 2);
+    return result(`replay of a finished ${REPLAY_EVENTS.toLocaleString('en')}-event run over SSE (SQLite)`, 'the same frames written from memory', memoryMs, replayMs, 1.5);
+  } finally {
+    memory?.server.close();
+    await t.close();
+  }
+}
+
+/**
+ * Milliseconds from the model releasing each chunk of a run executing on replica A to its frame
+ * arriving at a follower on A and at a follower on replica B (two service processes, one database).
+ */
+async function crossReplica(model: ScriptedModel): Promise<BenchResult | undefined> {
+  if (!TEST_DATABASE_URL) return undefined;
+  const database = await createTestDatabase('postgres');
+  const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-bench-replicas-')));
+  const services: ServiceProcess[] = [];
+  try {
+    const env = { DATABASE_URL: database.url, LLM_BASE_URL: model.url, ALLOWED_PATHS: workdir, RATE_LIMIT_PER_MINUTE: '0' };
+    services.push(...(await Promise.all([startService(env, workdir), startService(env, workdir)])));
+    const [a, b] = services as [ServiceProcess, ServiceProcess];
+    const gates = Array.from({ length: LATENCY_SAMPLES }, () => deferred());
+    model.push(scripted.chunks(...gates.flatMap((gate, i) => [scripted.until(gate.promise), `c${i} `])));
+    const started = await fetch(`${a.url}/runs`, { method: 'POST', headers: json, body: JSON.stringify({ agent_type: 'plan', prompt: 'stream' }) });
+    const { id } = (await started.json()) as { id: string };
+
+    const arrivals = { a: gates.map(() => deferred()), b: gates.map(() => deferred()) };
+    const times = { a: [] as number[], b: [] as number[] };
+    const follow = (on: ServiceProcess, side: 'a' | 'b') =>
+      followRunEventsOver(on.url, id, (frame) => {
+        const match = /^\{"event":"chunk","data":"c(\d+) "\}$/.exec(frame.data);
+        if (match) arrivals[side][Number(match[1])]!.resolve(performance.now());
+      });
+    const followers = Promise.all([follow(a, 'a'), follow(b, 'b')]);
+    // Both followers are subscribed once they have seen the first chunk; it is not measured.
+    for (const [i, gate] of gates.entries()) {
+      const released = performance.now();
+      gate.resolve(released);
+      const [atA, atB] = await Promise.all([arrivals.a[i]!.promise, arrivals.b[i]!.promise]);
+      if (i >= 5) {
+        times.a.push(atA - released);
+        times.b.push(atB - released);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await followers;
+    const aMs = median(times.a);
+    const bMs = median(times.b);
+    return overhead(
+      'event latency to a follower on replica B (two service processes, PostgreSQL LISTEN/NOTIFY)',
+      'the same follower on replica A',
+      aMs,
+      bMs,
+      1,
+      50,
+      `median of ${times.b.length} events from the model's chunk to the follower's frame; 95th percentile on B ${percentile(times.b, 0.95).toFixed(1)} ms`,
+    );
+  } finally {
+    for (const service of services) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+    await database.drop();
+  }
+}
+
+/**
+ * POST /agents/run, which records a run with its events, vs the same agent run by a bare route
+ * that calls the engine directly and stores nothing (the legacy route before runs were stored).
+ */
+async function legacyRecording(model: ScriptedModel): Promise<BenchResult> {
+  const t: TestApp = await createTestApp({ model: { url: model.url }, env: { RATE_LIMIT_PER_MINUTE: '0' } });
+  const bare = Fastify();
+  try {
+    const file = join(t.workdir, 'small.ts');
+    writeFileSync(file, 'export const x = 1;\n'.repeat(20));
+    const script = () => {
+      for (let i = 0; i < TOOL_STEPS; i++) model.push(scripted.toolCalls({ name: 'read_file', arguments: { file_path: file } }));
+      model.push(scripted.text('all read'));
+    };
+    bare.post('/agents/run', async (request) => {
+      const body = request.body as { agent_type: string; prompt: string; working_dir: string };
+      t.engine.agent(body.agent_type);
+      const workingDir = t.engine.workingDirectory(body.working_dir);
+      const controller = new AbortController();
+      request.raw.once('close', () => controller.abort());
+      const response = await t.engine.run({ agentType: body.agent_type, prompt: body.prompt, workingDir, mode: 'default', signal: controller.signal, streaming: false, emit: () => undefined });
+      return { response, agent_type: body.agent_type, mode: 'default', success: true };
+    });
+    await bare.ready();
+    const payload = { agent_type: 'explore', prompt: 'read it', working_dir: '.' };
+    const call = (app: typeof bare | TestApp['app']) => async () => {
+      script();
+      const response = await app.inject({ method: 'POST', url: '/agents/run', payload });
+      const answer = response.json<{ response: string }>();
+      if (response.statusCode !== 200 || answer.response !== 'all read') throw new Error(`run failed: ${response.body}`);
+    };
+    const bareMs = await medianMs(call(bare), 40, 8);
+    const recordedMs = await medianMs(call(t.app), 40, 8);
+    return result(
+      `POST /agents/run recorded as a run (${TOOL_STEPS} read_file steps, zero-latency model, SQLite)`,
+      'the engine behind a bare route, nothing stored',
+      bareMs,
+      recordedMs,
+      1.2,
+      'the bare route skips the service hooks (auth, metrics, validation) too, so the ratio is an upper bound on recording',
+    );
+  } finally {
+    await bare.close();
+    await t.close();
+  }
+}
+
+function deferred(): { promise: Promise<number>; resolve: (value: number) => void } {
+  let resolve: (value: number) => void = () => undefined;
+  const promise = new Promise<number>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function median(values: readonly number[]): number {
+  return percentile(values, 0.5);
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+}
+
+const bench: Bench = async () => {
+  const model = await startScriptedModel({ zeroLatency: true });
+  try {
+    const results = [await replay(model)];
+    const latency = await crossReplica(model);
+    if (latency) results.push(latency);
+    else console.log('(cross-replica latency skipped: set TEST_DATABASE_URL to a PostgreSQL server)');
+    results.push(await legacyRecording(model));
+    return results;
+  } finally {
+    await model.close();
+  }
+};
+
+export default bench;

@@ -1,0 +1,79 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bashReadonlyTool } from '../packages/api/src/tools/bash-readonly.js';
+import { childEnvironment } from '../packages/api/src/tools/sandbox/exec/environment.js';
+import { locateProgram } from '../packages/api/src/tools/sandbox/exec/program-path.js';
+import { runScript } from '../packages/api/src/tools/sandbox/exec/run-script.js';
+import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
+import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
+import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
+import { medianMs, overhead, type Bench } from './harness.js';
+
+const settings = (sandboxEnabled: boolean): ToolSettings => ({
+  toolTimeoutSeconds: 60,
+  sandboxEnabled,
+  sandboxNetwork: false,
+  sandboxMemoryMb: 2048,
+  sandboxMaxProcesses: 256,
+  sandboxReadPaths: [],
+  maxWriteBytes: 1_000_000,
+  searchEngineUrl: 'http://127.0.0.1:9',
+  searchEngineTimeout: 1,
+  retryMaxAttempts: 1,
+  retryBaseDelay: 0,
+  retryMaxDelay: 0,
+});
+
+function contextFor(root: string, sandboxEnabled: boolean): ToolContext {
+  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled), signal: new AbortController().signal };
+}
+
+/** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */
+async function runTrue(context: ToolContext, sandboxed: boolean): Promise<void> {
+  const env = childEnvironment(process.env, context.sandbox.roots);
+  const searchPath = env.PATH as string;
+  const truePath = locateProgram('true', searchPath) as string;
+  const { launcher } = sandboxed ? await toolSandbox(context, 'write', searchPath, context.workingDir) : {};
+  const script = { statements: [{ first: { commands: [{ program: 'true', executable: truePath, argv: ['true'], redirections: [] }] }, rest: [] }] };
+  try {
+    const result = await runScript(script, {
+      cwd: context.workingDir,
+      env,
+      timeoutMs: 10_000,
+      prepare: (command) => command,
+      locate: (name) => locateProgram(name, searchPath),
+      ...(launcher === undefined ? {} : { launcher: (invocation) => launcher.launch(invocation.executable, invocation.argv.slice(1), context.workingDir) }),
+    });
+    if (result.exitCode !== 0) throw new Error(`true failed: ${result.output}`);
+  } finally {
+    launcher?.dispose();
+  }
+}
+
+async function runLs(context: ToolContext): Promise<void> {
+  const result = await bashReadonlyTool.execute(bashReadonlyTool.parameters.parse({ command: 'ls' }), context);
+  if (!result.success) throw new Error(result.error);
+}
+
+const bench: Bench = async () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'mada-bench-sandbox-')));
+  try {
+    mkdirSync(join(root, 'src'));
+    for (let i = 0; i < 20; i++) writeFileSync(join(root, `file${i}.txt`), 'x\n');
+    const open = contextFor(root, false);
+    const sandboxed = contextFor(root, true);
+    const lsPlain = await medianMs(() => runLs(open), 21);
+    const lsSandboxed = await medianMs(() => runLs(sandboxed), 21);
+    const truePlain = await medianMs(() => runTrue(open, false), 21);
+    const trueSandboxed = await medianMs(() => runTrue(sandboxed, true), 21);
+    return [
+      overhead('bash_readonly ls, sandboxed (bubblewrap + prlimit)', 'the same tool call with SANDBOX_ENABLED=false', lsPlain, lsSandboxed, 1, 15),
+      overhead('bash true, sandboxed (bubblewrap + prlimit)', 'true spawned by the same executor without a sandbox', truePlain, trueSandboxed, 1, 15),
+    ];
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+};
+
+export default bench;

@@ -1,0 +1,67 @@
+import { extractTextToolCalls, StreamGate } from '../packages/api/src/model/index.js';
+import { medianMs, overhead, result, type Bench, type BenchResult } from './harness.js';
+
+const TOOLS = ['read_file', 'glob_files', 'grep_content', 'bash_readonly', 'edit_file', 'write_file', 'bash', 'web_search', 'spawn_agent'];
+
+/** Markdown prose as an agent answers: paragraphs, lists, inline code; no tool call. */
+function prose(bytes: number): string {
+  const paragraph =
+    'The handler in `src/routes/users.ts` validates the body with zod, then calls the service.\n' +
+    '- It reads the user (line 42) and checks ownership before the update.\n' +
+    '- Errors map to HTTP in one place, so a missing user answers 404 with a detail.\n\n';
+  return paragraph.repeat(Math.ceil(bytes / paragraph.length)).slice(0, bytes);
+}
+
+/** What the agent loop does with a streamed answer: the gate per chunk, then the text-call scan once. */
+function consume(chunks: readonly string[]): number {
+  const gate = new StreamGate();
+  const parts: string[] = [];
+  let sent = 0;
+  for (const chunk of chunks) {
+    parts.push(chunk);
+    sent += gate.push(chunk).length;
+  }
+  const found = extractTextToolCalls(parts.join(''), TOOLS);
+  return sent + gate.finish().length + found.calls.length;
+}
+
+function tokensOf(answer: string): string[] {
+  const tokens: string[] = [];
+  for (let at = 0; at < answer.length; at += 4) tokens.push(answer.slice(at, at + 4));
+  return tokens;
+}
+
+/**
+ * The issue's figure. Its floor is the per-token work any stream has (an array push per token
+ * alone is several times the one-chunk scan), so the linearity figure below is the one that
+ * tells a linear scan from a rescan of the whole text per chunk (which would be about 4).
+ */
+async function streamingScan(): Promise<BenchResult[]> {
+  const answer = prose(512 * 1024);
+  const quarter = tokensOf(answer.slice(0, answer.length / 4));
+  const tokens = tokensOf(answer);
+  const whole = await medianMs(() => consume([answer]), 9, 2);
+  const streamed = await medianMs(() => consume(tokens), 9, 2);
+  const quarterMs = await medianMs(() => consume(quarter), 9, 2);
+  return [
+    result('streamed text scan: 512 KB answer in 4-byte tokens', 'the same answer in one chunk', whole, streamed, 3),
+    result('streamed text scan linearity: 512 KB in 4-byte tokens', '4 x a 128 KB answer in 4-byte tokens', 4 * quarterMs, streamed, 1.5),
+  ];
+}
+
+async function parserCost(): Promise<BenchResult> {
+  const args = { file_path: '/srv/app/src/routes/users.ts', offset: 0, limit: 200 };
+  const call = JSON.stringify({ name: 'read_file', arguments: args });
+  const answer = `${prose(4096 - call.length - 40)}\n<tool_call>\n${call}\n</tool_call>`;
+  const reps = 200;
+  const plain = await medianMs(() => {
+    for (let i = 0; i < reps; i++) JSON.parse(call);
+  });
+  const parsed = await medianMs(() => {
+    for (let i = 0; i < reps; i++) extractTextToolCalls(answer, TOOLS);
+  });
+  return overhead('text tool-call parser on a 4 KB answer holding one call', 'JSON.parse of the call alone', plain, parsed, reps, 1, 'ms per answer beyond JSON.parse');
+}
+
+const bench: Bench = async () => [...(await streamingScan()), await parserCost()];
+export default bench;

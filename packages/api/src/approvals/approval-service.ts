@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { ApprovalDecision, OnAsk } from '@mada/protocol';
+import { CANNOT_WAIT } from '../agents/approval-check.js';
+import type { ApprovalRecord, ApprovalRepository, ApprovalStatus } from '../db/approval-repository.js';
+import type { RunRecord, RunRepository } from '../db/run-repository.js';
+import type { RunEventBus } from '../runs/event-bus.js';
+import type { GateFactory } from '../runs/agent-job.js';
+import type { RunFrame } from '../runs/run-service.js';
+import type { ApprovalAnswer, ApprovalAsk, ApprovalGate } from '../tools/tool.js';
+import { ApprovalDecidedError, ApprovalForbiddenError, ApprovalNotFoundError } from './errors.js';
+
+export const APPROVAL_TIMED_OUT = 'Approval timed out';
+
+export interface ApprovalServiceOptions {
+  store: ApprovalRepository;
+  runs: RunRepository;
+  bus: RunEventBus;
+  timeoutMs: number;
+  /** How often a waiting run re-reads its approval, in case a wake-up from another replica was lost. */
+  pollMs?: number;
+  now?: () => Date;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Approvals that really ask (EXTENSIONS.md section 3). A waiting run holds no database connection
+ * and no model call: it waits on a promise woken by the decision when it is taken in this process,
+ * by the run event bus when another replica took it, and by a slow poll if both wake-ups failed.
+ */
+export class ApprovalService {
+  /** Wakes the run waiting for an approval, when it waits in this process. */
+  private readonly waiters = new Map<string, () => void>();
+  private readonly now: () => Date;
+
+  constructor(private readonly options: ApprovalServiceOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Approvals a run of this process is waiting on now (the pending-approvals gauge sums replicas). */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  /** What a run's job makes its gate with, once it can emit events. */
+  gates(run: RunRecord, onAsk: OnAsk): GateFactory {
+    return (emit) => this.gateFor(run, onAsk, emit);
+  }
+
+  /** The gate a run's tool calls ask through: waits for the user (`wait`) or refuses at once (`deny`). */
+  gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: RunFrame) => void): ApprovalGate {
+    return {
+      ask: async (request, signal) => {
+        if (await this.granted(run, request)) return { approved: true };
+        if (onAsk === 'deny') return { approved: false, text: CANNOT_WAIT };
+        return this.askAndWait(run, request, emit, signal);
+      },
+    };
+  }
+
+  list(userId: string, status: ApprovalStatus | undefined): Promise<{ items: ApprovalRecord[]; total: number }> {
+    return this.options.store.listApprovals(userId, status ?? null);
+  }
+
+  /** The owner's answer: 404 unknown, 403 another user's, 409 decided already (or expired meanwhile). */
+  async decide(id: string, userId: string, decision: ApprovalDecision, message: string | undefined): Promise<ApprovalRecord> {
+    if (!UUID.test(id)) throw new ApprovalNotFoundError();
+    const found = await this.options.store.findApproval(id.toLowerCase());
+    if (!found) throw new ApprovalNotFoundError();
+    if (found.userId !== userId) throw new ApprovalForbiddenError();
+    if (found.status !== 'pending') throw new ApprovalDecidedError();
+    const status = decision === 'deny' ? 'denied' : 'approved';
+    const decided = await this.options.store.decideApproval(found.id, { status, message: message ?? null, now: this.now() });
+    if (!decided) throw new ApprovalDecidedError();
+    if (decision === 'approve_always') {
+      for (const match of JSON.parse(decided.grantMatch) as string[]) {
+        await this.options.store.addGrant({ userId, workingDir: decided.workingDir, tool: decided.tool, match }, this.now());
+      }
+    }
+    this.waiters.get(decided.id)?.();
+    await this.options.bus.publish(decided.runId);
+    return decided;
+  }
+
+  /** True when approve_always grants of this user and working directory cover every rule that asked. */
+  private async granted(run: RunRecord, request: ApprovalAsk): Promise<boolean> {
+    const granted = await this.options.store.grantedMatches(run.userId, run.workingDir, request.tool);
+    return request.matches.length > 0 && request.matches.every((match) => granted.includes(match));
+  }
+
+  private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: RunFrame) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
+    const createdAt = this.now();
+    const approval = await this.options.store.createApproval({
+      id: randomUUID(),
+      runId: run.id,
+      userId: run.userId,
+      tool: request.tool,
+      args: JSON.stringify(request.args),
+      reason: request.reason,
+      workingDir: run.workingDir,
+      grantMatch: JSON.stringify(request.matches),
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + this.options.timeoutMs),
+    });
+    await this.options.runs.updateRun(run.id, { status: 'waiting_approval' }, ['running']);
+    emit({
+      event: 'approval_requested',
+      approval_id: approval.id,
+      tool: approval.tool,
+      args: request.args,
+      reason: approval.reason,
+      expires_at: approval.expiresAt.toISOString(),
+    });
+    const decided = await this.waitForDecision(approval, signal);
+    await this.options.runs.updateRun(run.id, { status: 'running' }, ['waiting_approval']);
+    emit({ event: 'approval_resolved', approval_id: decided.id, decision: decided.status === 'approved' ? 'approved' : 'denied', message: decided.message });
+    if (decided.status === 'approved') return { approved: true };
+    return { approved: false, text: decided.message ? `Denied by the user: ${decided.message}` : 'Denied by the user' };
+  }
+
+  /** Resolves with the decided approval; denies it itself on expiry, and on abort before rethrowing. */
+  private async waitForDecision(approval: ApprovalRecord, signal: AbortSignal): Promise<ApprovalRecord> {
+    const wake = new Wake();
+    this.waiters.set(approval.id, wake.notify);
+    const unsubscribe = this.options.bus.subscribe(approval.runId, wake.notify);
+    const poll = setInterval(wake.notify, this.options.pollMs ?? 2000);
+    const expiry = setTimeout(wake.notify, Math.max(0, approval.expiresAt.getTime() - this.now().getTime()));
+    signal.addEventListener('abort', wake.notify, { once: true });
+    try {
+      for (;;) {
+        const current = await this.options.store.findApproval(approval.id);
+        if (!current) throw new ApprovalNotFoundError();
+        if (current.status !== 'pending') return current;
+        if (signal.aborted) {
+          await this.options.store.denyPendingOfRun(approval.runId, messageOf(signal.reason), this.now());
+          signal.throwIfAborted();
+        }
+        if (this.now() >= current.expiresAt) {
+          await this.options.store.decideApproval(approval.id, { status: 'denied', message: APPROVAL_TIMED_OUT, now: this.now() });
+          continue;
+        }
+        await wake.next();
+      }
+    } finally {
+      this.waiters.delete(approval.id);
+      unsubscribe();
+      clearInterval(poll);
+      clearTimeout(expiry);
+      signal.removeEventListener('abort', wake.notify);
+    }
+  }
+}
+
+const messageOf = (reason: unknown): string => (reason instanceof Error ? reason.message : String(reason));
+
+/** A level-triggered wake-up: a notify before next() is waited for is not lost. */
+class Wake {
+  private pending = false;
+  private resolve: (() => void) | undefined;
+
+  readonly notify = (): void => {
+    if (this.resolve) {
+      const resolve = this.resolve;
+      this.resolve = undefined;
+      resolve();
+    } else {
+      this.pending = true;
+    }
+  };
+
+  next(): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => (this.resolve = resolve));
+  }
+}

@@ -1,0 +1,209 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunRecord } from '../db/run-repository.js';
+import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
+import { errorMessage } from '../util/error-message.js';
+import { describeChanges, changedFiles, type Changes } from './changes.js';
+import { FilesChangedError, NoCheckpointError, RunInProgressError } from './errors.js';
+import { changedSinceRun, restore } from './revert.js';
+import { ShadowRepo } from './shadow-repo.js';
+
+export interface CheckpointOptions {
+  /** Where the shadow repositories live: a folder under DATA_DIR, never inside a working directory. */
+  root: string;
+  /** CHECKPOINT_MAX_FILE_BYTES: larger files are left out of snapshots and listed. */
+  maxFileBytes: number;
+  /** Never snapshotted, even inside a working directory: DATA_DIR itself, the database files. */
+  excludedPaths: readonly string[];
+  log: { warn(object: object, message: string): void };
+}
+
+/** What a run's checkpoint holds besides its two trees. */
+interface RunMeta {
+  skipped: string[];
+  error?: string;
+}
+
+interface RunRefs {
+  before?: string;
+  after?: string;
+  meta: RunMeta;
+}
+
+/** The hooks a run gets: the first is awaited before each modifying tool call, the second once at its end. */
+export interface RunCheckpoint {
+  beforeModify(): Promise<void>;
+  finish(): Promise<void>;
+}
+
+const refsOf = (runId: string): string => `refs/mada/runs/${runId}/`;
+
+/** Failures remembered in memory when even the reason cannot be written to the shadow repository (a full disk). */
+const REMEMBERED_FAILURES = 1000;
+
+/**
+ * Checkpoints of runs (EXTENSIONS.md section 4): a snapshot of the working directory before a
+ * run's first modifying tool call and one at its end, kept as trees under per-run refs of a shadow
+ * repository per working directory. A failed snapshot is recorded with its reason and never fails
+ * the run. Work on one shadow repository is serialized (one lock per repository).
+ */
+export class CheckpointService {
+  private readonly repos = new Map<string, ShadowRepo>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly failures = new Map<string, string>();
+
+  constructor(private readonly options: CheckpointOptions) {}
+
+  forRun(runId: string, workingDir: string): RunCheckpoint {
+    let before: Promise<boolean> | undefined;
+    return {
+      beforeModify: async () => {
+        before ??= this.take(runId, workingDir, 'before');
+        await before;
+      },
+      finish: async () => {
+        if (before && (await before)) await this.take(runId, workingDir, 'after');
+      },
+    };
+  }
+
+  /** GET /runs/{id}/changes: what the run changed, between its two snapshots. */
+  async changes(run: RunRecord): Promise<Changes> {
+    const { repo, refs } = await this.endedCheckpoint(run);
+    const notes = refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`);
+    return describeChanges(repo, refs.before!, refs.after!, notes);
+  }
+
+  /** POST /runs/{id}/revert: every file the run changed back as it was before; the paths reverted. */
+  async revert(run: RunRecord, force: boolean): Promise<string[]> {
+    const { repo, refs } = await this.endedCheckpoint(run);
+    return this.locked(repo, async () => {
+      const paths = (await changedFiles(repo, refs.before!, refs.after!)).map((file) => file.path);
+      if (!force) {
+        const changed = await changedSinceRun(repo, refs.after!, paths);
+        if (changed.length > 0) throw new FilesChangedError(changed);
+      }
+      await restore(repo, refs.before!, paths);
+      return paths;
+    });
+  }
+
+  /**
+   * Housekeeping over every shadow repository: refs of runs that no longer exist (retention,
+   * deleted conversations) are removed and the repository garbage-collected; an ended run without
+   * an end snapshot (interrupted by a stopped service) gets it now.
+   */
+  async sweep(findRun: (id: string) => Promise<RunRecord | undefined>): Promise<void> {
+    const names = await readdir(this.options.root).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.endsWith('.git'))) {
+      const repo = new ShadowRepo({ gitDir: join(this.options.root, name), workTree: '' });
+      await this.sweepRepo(repo, findRun).catch((error: unknown) => this.options.log.warn({ err: error, repo: name }, 'checkpoint sweep failed'));
+    }
+  }
+
+  private async sweepRepo(repo: ShadowRepo, findRun: (id: string) => Promise<RunRecord | undefined>): Promise<void> {
+    const { stdout } = await repo.git(['for-each-ref', '--format=%(refname)', 'refs/mada/runs/']);
+    // refs/mada/runs/<id>/<label>: one listing tells which runs lack their end snapshot.
+    const labels = new Map<string, Set<string>>();
+    for (const ref of stdout.toString('utf8').split('\n').filter(Boolean)) {
+      const [, , , id = '', label = ''] = ref.split('/');
+      labels.set(id, (labels.get(id) ?? new Set()).add(label));
+    }
+    const gone: string[] = [];
+    for (const [id, held] of labels) {
+      const run = await findRun(id);
+      if (!run) gone.push(id);
+      else if (held.has('before') && !held.has('after') && !ACTIVE_RUN_STATUSES.includes(run.status)) {
+        await this.endedCheckpoint(run).catch(() => undefined);
+      }
+    }
+    if (gone.length === 0) return;
+    await this.locked(repo, async () => {
+      const { stdout: listed } = await repo.git(['for-each-ref', '--format=%(refname)', ...gone.map(refsOf)]);
+      const refs = listed.toString('utf8').split('\n').filter(Boolean);
+      await repo.git(['update-ref', '--stdin'], { input: refs.map((ref) => `delete ${ref}\n`).join('') });
+      await repo.git(['gc', '--quiet', '--prune=now']);
+    });
+  }
+
+  /** The run's refs, with its end snapshot taken now if its service stopped before taking it. */
+  private async endedCheckpoint(run: RunRecord): Promise<{ repo: ShadowRepo; refs: RunRefs }> {
+    if (ACTIVE_RUN_STATUSES.includes(run.status)) throw new RunInProgressError();
+    const repo = this.repoFor(run.workingDir);
+    const remembered = this.failures.get(run.id);
+    if (remembered) throw new NoCheckpointError(remembered);
+    let refs = await this.readRefs(repo, run.id);
+    if (refs.meta.error) throw new NoCheckpointError(refs.meta.error);
+    if (!refs.before) throw new NoCheckpointError();
+    if (!refs.after) {
+      await this.take(run.id, run.workingDir, 'after');
+      refs = await this.readRefs(repo, run.id);
+      if (refs.meta.error || !refs.after) throw new NoCheckpointError(refs.meta.error);
+    }
+    return { repo, refs };
+  }
+
+  private repoFor(workingDir: string): ShadowRepo {
+    let repo = this.repos.get(workingDir);
+    if (!repo) {
+      repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(this.options.root, workingDir), workTree: workingDir });
+      this.repos.set(workingDir, repo);
+    }
+    return repo;
+  }
+
+  /** Takes one snapshot; true when it was stored, false when it failed (the reason is recorded). */
+  private async take(runId: string, workingDir: string, label: 'before' | 'after'): Promise<boolean> {
+    const repo = this.repoFor(workingDir);
+    try {
+      return await this.locked(repo, async () => {
+        await repo.ensure();
+        const snapshot = await repo.snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
+        const meta = (await this.readRefs(repo, runId)).meta;
+        const skipped = [...new Set([...meta.skipped, ...snapshot.skipped])].sort();
+        await this.writeMeta(repo, runId, { ...meta, skipped });
+        await repo.git(['update-ref', `${refsOf(runId)}${label}`, snapshot.tree]);
+        return true;
+      });
+    } catch (error) {
+      const reason = `the ${label === 'before' ? 'snapshot before the run' : 'snapshot at the end of the run'} failed: ${errorMessage(error)}`;
+      this.options.log.warn({ err: error, run_id: runId }, 'checkpoint snapshot failed');
+      await this.locked(repo, () => this.writeMeta(repo, runId, { skipped: [], error: reason })).catch(() => this.remember(runId, reason));
+      return false;
+    }
+  }
+
+  private remember(runId: string, reason: string): void {
+    this.failures.set(runId, reason);
+    const oldest = this.failures.keys().next().value;
+    if (this.failures.size > REMEMBERED_FAILURES && oldest !== undefined) this.failures.delete(oldest);
+  }
+
+  private async writeMeta(repo: ShadowRepo, runId: string, meta: RunMeta): Promise<void> {
+    const { stdout } = await repo.git(['hash-object', '-w', '--stdin'], { input: JSON.stringify(meta) });
+    await repo.git(['update-ref', `${refsOf(runId)}meta`, stdout.toString('utf8').trim()]);
+  }
+
+  private async readRefs(repo: ShadowRepo, runId: string): Promise<RunRefs> {
+    const refs: RunRefs = { meta: { skipped: [] } };
+    if (!(await repo.exists())) return refs;
+    const { stdout } = await repo.git(['for-each-ref', '--format=%(refname) %(objectname)', refsOf(runId)]);
+    for (const record of stdout.toString('utf8').split('\n').filter(Boolean)) {
+      const [ref = '', object = ''] = record.split(' ');
+      const label = ref.slice(refsOf(runId).length);
+      if (label === 'before' || label === 'after') refs[label] = object;
+      if (label === 'meta') refs.meta = JSON.parse((await repo.git(['cat-file', 'blob', object])).stdout.toString('utf8')) as RunMeta;
+    }
+    return refs;
+  }
+
+  /** Runs `work` when every earlier piece of work on this shadow repository has finished. */
+  private locked<T>(repo: ShadowRepo, work: () => Promise<T>): Promise<T> {
+    const key = repo.target.gitDir;
+    const previous = this.locks.get(key) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    // One entry per working directory ever checkpointed: small, and never a dangling promise.
+    this.locks.set(key, next.catch(() => undefined));
+    return next;
+  }
+}

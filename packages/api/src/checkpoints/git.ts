@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * The one way the service runs git over a working directory: a shadow repository of its own
+ * (GIT_DIR under DATA_DIR), the working directory only as GIT_WORK_TREE. System and global config
+ * are off and the shadow's config is written by the service, so nothing in the working directory
+ * (its `.git/config`, hooks, fsmonitor, attributes filters, textconv drivers) can make git run code.
+ */
+export interface GitTarget {
+  gitDir: string;
+  /** Empty for commands that need no working tree (init). */
+  workTree: string;
+}
+
+export interface GitOptions {
+  input?: string | Buffer;
+  /** Output beyond this many bytes is dropped and git is stopped (`truncated` says so). */
+  maxOutputBytes?: number;
+}
+
+export interface GitResult {
+  stdout: Buffer;
+  truncated: boolean;
+}
+
+export class GitError extends Error {
+  constructor(args: readonly string[], code: number | null, stderr: string) {
+    super(`git ${args[0] ?? ''} failed (${code ?? 'signal'}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
+    this.name = 'GitError';
+  }
+}
+
+/** Options that switch off every way config or attributes could name a program for git to run. */
+const SAFE_CONFIG = [
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'core.fsmonitor=false',
+  '-c', 'core.untrackedCache=false',
+  '-c', 'core.attributesFile=/dev/null',
+  '-c', 'core.excludesFile=/dev/null',
+  '-c', 'core.sshCommand=false',
+  '-c', 'diff.external=',
+  '-c', 'gc.auto=0',
+  '-c', 'maintenance.auto=false',
+  '-c', 'protocol.allow=never',
+];
+
+function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
+  // A minimal environment: no GIT_* variable of the service's own environment leaks in.
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: target.gitDir,
+    LC_ALL: 'C',
+    GIT_DIR: target.gitDir,
+    ...(target.workTree === '' ? {} : { GIT_WORK_TREE: target.workTree }),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_AUTHOR_NAME: 'mada',
+    GIT_AUTHOR_EMAIL: 'mada@localhost',
+    GIT_COMMITTER_NAME: 'mada',
+    GIT_COMMITTER_EMAIL: 'mada@localhost',
+  };
+}
+
+/** Longest a shadow git command may take (a 20,000-file snapshot takes well under a second). */
+const GIT_TIMEOUT_MS = 300_000;
+
+export function runGit(target: GitTarget, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...SAFE_CONFIG, ...args], {
+      // Paths given to git are relative to its current directory inside the work tree: its top.
+      cwd: target.workTree === '' ? target.gitDir : target.workTree,
+      env: gitEnvironment(target),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Whatever the working directory holds, a snapshot must end: a stuck git fails the snapshot, not the run.
+      timeout: GIT_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (truncated) return;
+      const limit = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
+      if (size + chunk.length > limit) {
+        chunks.push(chunk.subarray(0, limit - size));
+        truncated = true;
+        child.kill('SIGKILL');
+        return;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 8192) stderr += chunk.toString('utf8');
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated });
+      else reject(new GitError(args, code, stderr));
+    });
+    child.stdin.on('error', () => undefined); // git may exit before reading all of its input
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** NUL-separated output (`-z`) as its fields, without the empty one after the last NUL. */
+export function nulFields(output: Buffer): string[] {
+  const fields = output.toString('utf8').split('\0');
+  if (fields.at(-1) === '') fields.pop();
+  return fields;
+}

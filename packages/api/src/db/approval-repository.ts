@@ -1,0 +1,44 @@
+/** Stored approvals and approve_always grants (EXTENSIONS.md section 3), for both dialects. */
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied';
+
+export interface ApprovalRecord {
+  id: string;
+  runId: string;
+  userId: string;
+  tool: string;
+  /** The call's arguments as JSON text. */
+  args: string;
+  reason: string;
+  status: ApprovalStatus;
+  workingDir: string;
+  /** JSON list of the rule matches an approve_always grant covers. */
+  grantMatch: string;
+  createdAt: Date;
+  expiresAt: Date;
+  decidedAt: Date | null;
+  message: string | null;
+}
+
+export type NewApproval = Omit<ApprovalRecord, 'status' | 'decidedAt' | 'message'>;
+
+export interface ApprovalGrant {
+  userId: string;
+  workingDir: string;
+  tool: string;
+  match: string;
+}
+
+export interface ApprovalRepository {
+  createApproval(input: NewApproval): Promise<ApprovalRecord>;
+  findApproval(id: string): Promise<ApprovalRecord | undefined>;
+  /** The user's approvals, newest first, optionally of one status, with the total that matches. */
+  listApprovals(userId: string, status: ApprovalStatus | null): Promise<{ items: ApprovalRecord[]; total: number }>;
+  /** Decides a pending approval, once: undefined when it was no longer pending (or is gone). */
+  decideApproval(id: string, decision: { status: 'approved' | 'denied'; message: string | null; now: Date }): Promise<ApprovalRecord | undefined>;
+  /** Denies every pending approval of a run (it ended); returns their ids. */
+  denyPendingOfRun(runId: string, message: string, now: Date): Promise<string[]>;
+  addGrant(grant: ApprovalGrant, now: Date): Promise<void>;
+  /** The matches this user has granted for this tool in this working directory. */
+  grantedMatches(userId: string, workingDir: string, tool: string): Promise<string[]>;
+}

@@ -1,0 +1,76 @@
+import { and, count, desc, eq } from 'drizzle-orm';
+import type { DialectAdapter } from './dialect.js';
+import type { ApprovalGrant, ApprovalRecord, ApprovalRepository, ApprovalStatus, NewApproval } from './approval-repository.js';
+
+/** Approvals over drizzle, for both dialects. Deciding is one conditional UPDATE: the first answer wins. */
+export class DrizzleApprovalRepository implements ApprovalRepository {
+  private readonly t;
+
+  constructor(private readonly adapter: DialectAdapter) {
+    this.t = adapter.tables;
+  }
+
+  createApproval(input: NewApproval): Promise<ApprovalRecord> {
+    const a = this.t.approvals;
+    return this.adapter.run(async (db) => (await db.insert(a).values({ ...input, status: 'pending' }).returning())[0]!);
+  }
+
+  findApproval(id: string): Promise<ApprovalRecord | undefined> {
+    const a = this.t.approvals;
+    return this.adapter.run(async (db) => (await db.select().from(a).where(eq(a.id, id)))[0]);
+  }
+
+  listApprovals(userId: string, status: ApprovalStatus | null): Promise<{ items: ApprovalRecord[]; total: number }> {
+    const a = this.t.approvals;
+    const matching = status ? and(eq(a.userId, userId), eq(a.status, status)) : eq(a.userId, userId);
+    return this.adapter.run(async (db) => {
+      const [items, [total]] = await Promise.all([
+        db.select().from(a).where(matching).orderBy(desc(a.createdAt), desc(a.id)).limit(100),
+        db.select({ n: count() }).from(a).where(matching),
+      ]);
+      return { items, total: total?.n ?? 0 };
+    });
+  }
+
+  decideApproval(id: string, decision: { status: 'approved' | 'denied'; message: string | null; now: Date }): Promise<ApprovalRecord | undefined> {
+    const a = this.t.approvals;
+    return this.adapter.run(
+      async (db) =>
+        (
+          await db
+            .update(a)
+            .set({ status: decision.status, message: decision.message, decidedAt: decision.now })
+            .where(and(eq(a.id, id), eq(a.status, 'pending')))
+            .returning()
+        )[0],
+    );
+  }
+
+  denyPendingOfRun(runId: string, message: string, now: Date): Promise<string[]> {
+    const a = this.t.approvals;
+    return this.adapter.run(async (db) => {
+      const rows = await db
+        .update(a)
+        .set({ status: 'denied', message, decidedAt: now })
+        .where(and(eq(a.runId, runId), eq(a.status, 'pending')))
+        .returning({ id: a.id });
+      return rows.map((row) => row.id);
+    });
+  }
+
+  async addGrant(grant: ApprovalGrant, now: Date): Promise<void> {
+    const g = this.t.approvalGrants;
+    await this.adapter.run((db) => db.insert(g).values({ ...grant, createdAt: now }).onConflictDoNothing());
+  }
+
+  grantedMatches(userId: string, workingDir: string, tool: string): Promise<string[]> {
+    const g = this.t.approvalGrants;
+    return this.adapter.run(async (db) => {
+      const rows = await db
+        .select({ match: g.match })
+        .from(g)
+        .where(and(eq(g.userId, userId), eq(g.workingDir, workingDir), eq(g.tool, tool)));
+      return rows.map((row) => row.match);
+    });
+  }
+}

@@ -1,0 +1,308 @@
+import { and, asc, count, desc, eq, gt, gte, isNull, lt, lte, or, sql, sum } from 'drizzle-orm';
+import type { Db, DialectAdapter } from './dialect.js';
+import { DrizzleApprovalRepository } from './drizzle-approval-repository.js';
+import { DrizzleRunRepository } from './drizzle-run-repository.js';
+import type { ApprovalRepository } from './approval-repository.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  ConversationRecord,
+  ConversationRepository,
+  ListPage,
+  MessagePage,
+  MessageRecord,
+  NewConversation,
+  NewMessage,
+  NewSummary,
+} from './repository.js';
+import type { RunRepository } from './run-repository.js';
+import { countPerUser, messageRows, summaryRow, tokensOf } from './rows.js';
+
+/**
+ * The conversation store for both dialects, over drizzle. Every write that must be atomic starts
+ * with an UPDATE of the conversation row: on PostgreSQL that locks the row until commit, so
+ * concurrent writers of one conversation serialize and last_seq / total_tokens stay exact; on
+ * SQLite the adapter runs one job at a time anyway.
+ */
+export class DrizzleRepository implements ConversationRepository {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly runs: RunRepository;
+  readonly approvals: ApprovalRepository;
+  private readonly t;
+
+  constructor(private readonly adapter: DialectAdapter) {
+    this.dialect = adapter.dialect;
+    this.t = adapter.tables;
+    this.runs = new DrizzleRunRepository(adapter);
+    this.approvals = new DrizzleApprovalRepository(adapter);
+  }
+
+  ping(): Promise<void> {
+    return this.adapter.ping();
+  }
+
+  createConversation(input: NewConversation): Promise<ConversationRecord> {
+    const { conversations: c, userConversationCounts: counts } = this.t;
+    return this.adapter.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(c)
+        .values({ ...input, createdAt: input.now, updatedAt: null, lastActivityAt: input.now })
+        .returning();
+      await tx
+        .insert(counts)
+        .values({ userId: input.userId, count: 1 })
+        .onConflictDoUpdate({ target: counts.userId, set: { count: sql`${counts.count} + 1` } });
+      return row!;
+    });
+  }
+
+  findConversation(id: string): Promise<ConversationRecord | undefined> {
+    const c = this.t.conversations;
+    return this.adapter.run(async (db) => (await db.select().from(c).where(eq(c.id, id)))[0]);
+  }
+
+  listConversations(userId: string, page: ListPage): Promise<{ items: ConversationRecord[]; total: number }> {
+    const { conversations: c, userConversationCounts: counts } = this.t;
+    const mine = eq(c.userId, userId);
+    return this.adapter.run(async (db) => {
+      const [items, stored, expired] = await Promise.all([
+        db
+          .select()
+          .from(c)
+          .where(page.activeSince ? and(mine, gte(c.lastActivityAt, page.activeSince)) : mine)
+          .orderBy(desc(c.lastActivityAt), desc(c.id))
+          .limit(page.limit)
+          .offset(page.offset),
+        db.select({ n: counts.count }).from(counts).where(eq(counts.userId, userId)),
+        // Expired but not yet swept: usually none, found through the same index.
+        page.activeSince ? db.select({ n: count() }).from(c).where(and(mine, lt(c.lastActivityAt, page.activeSince))) : [{ n: 0 }],
+      ]);
+      return { items, total: (stored[0]?.n ?? 0) - (expired[0]?.n ?? 0) };
+    });
+  }
+
+  deleteConversation(id: string): Promise<boolean> {
+    const c = this.t.conversations;
+    return this.adapter.transaction(async (tx) => {
+      const gone = await tx.delete(c).where(eq(c.id, id)).returning({ userId: c.userId });
+      await this.uncount(tx, gone);
+      return gone.length > 0;
+    });
+  }
+
+  appendMessages(conversationId: string, batch: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined> {
+    const { conversations: c, messages: m } = this.t;
+    const tokens = tokensOf(batch);
+    return this.adapter.transaction(async (tx) => {
+      const [conversation] = await tx
+        .update(c)
+        .set({
+          totalTokens: sql`${c.totalTokens} + ${tokens}`,
+          lastSeq: sql`${c.lastSeq} + ${batch.length}`,
+          updatedAt: options.now,
+          lastActivityAt: options.now,
+          // The cast gives the parameter a type PostgreSQL can infer and SQLite accepts.
+          title: sql`coalesce(${c.title}, cast(${options.titleIfUnset} as varchar(255)))`,
+        })
+        .where(eq(c.id, conversationId))
+        .returning();
+      if (!conversation) return undefined;
+      const rows = messageRows(conversationId, batch, conversation.lastSeq - batch.length + 1, options.now);
+      const stored = rows.length > 0 ? await tx.insert(m).values(rows).returning() : [];
+      return { conversation, messages: stored };
+    });
+  }
+
+  listMessages(conversationId: string): Promise<MessageRecord[]> {
+    const m = this.t.messages;
+    return this.adapter.run((db) => db.select().from(m).where(eq(m.conversationId, conversationId)).orderBy(asc(m.seq)));
+  }
+
+  messagesAfter(conversationId: string, afterSeq: number, page: { count: number; chars: number }): Promise<MessageRecord[]> {
+    const m = this.t.messages;
+    const after = and(eq(m.conversationId, conversationId), gt(m.seq, afterSeq));
+    return this.adapter.run(async (db) => {
+      // Sizes first, so a page of huge messages is cut before their contents are loaded.
+      const sizes = await db
+        .select({ seq: m.seq, chars: sql<number>`length(${m.content})`.mapWith(Number) })
+        .from(m)
+        .where(after)
+        .orderBy(asc(m.seq))
+        .limit(page.count);
+      const last = lastWithin(sizes, page.chars);
+      if (last === undefined) return [];
+      return db
+        .select()
+        .from(m)
+        .where(and(after, lte(m.seq, last)))
+        .orderBy(asc(m.seq));
+    });
+  }
+
+  messagesBefore(conversationId: string, beforeSeq: number | null, limit: number): Promise<MessagePage> {
+    const m = this.t.messages;
+    const mine = eq(m.conversationId, conversationId);
+    return this.adapter.run(async (db) => {
+      // One row more than asked says whether older ones exist.
+      const rows = await db
+        .select()
+        .from(m)
+        .where(beforeSeq === null ? mine : and(mine, lt(m.seq, beforeSeq)))
+        .orderBy(desc(m.seq))
+        .limit(limit + 1);
+      return { messages: rows.slice(0, limit).reverse(), hasMore: rows.length > limit };
+    });
+  }
+
+  findMessage(conversationId: string, messageId: string): Promise<MessageRecord | undefined> {
+    const m = this.t.messages;
+    return this.adapter.run(
+      async (db) =>
+        (
+          await db
+            .select()
+            .from(m)
+            .where(and(eq(m.conversationId, conversationId), eq(m.id, messageId)))
+        )[0],
+    );
+  }
+
+  recentMessages(conversationId: string, limit: number, beforeSeq: number): Promise<MessageRecord[]> {
+    const m = this.t.messages;
+    if (limit <= 0) return Promise.resolve([]);
+    return this.adapter.run(async (db) => {
+      const rows = await db
+        .select()
+        .from(m)
+        .where(and(eq(m.conversationId, conversationId), eq(m.isSummary, false), lt(m.seq, beforeSeq)))
+        .orderBy(desc(m.seq))
+        .limit(limit);
+      return rows.reverse();
+    });
+  }
+
+  latestSummary(conversationId: string): Promise<MessageRecord | undefined> {
+    return this.adapter.run((db) => this.latestSummaryIn(db, conversationId));
+  }
+
+  countActiveMessages(conversationId: string): Promise<number> {
+    const m = this.t.messages;
+    return this.adapter.run(async (db) => {
+      const [row] = await db
+        .select({ n: count() })
+        .from(m)
+        .where(and(eq(m.conversationId, conversationId), eq(m.isSummary, false)));
+      return row?.n ?? 0;
+    });
+  }
+
+  summarizableMessages(conversationId: string, keepRecent: number): Promise<MessageRecord[]> {
+    const m = this.t.messages;
+    const active = and(eq(m.conversationId, conversationId), eq(m.isSummary, false));
+    return this.adapter.run(async (db) => {
+      const [recent] = await db.select({ seq: m.seq }).from(m).where(active).orderBy(desc(m.seq)).limit(1).offset(keepRecent);
+      if (!recent) return [];
+      return db.select().from(m).where(and(active, lte(m.seq, recent.seq))).orderBy(asc(m.seq));
+    });
+  }
+
+  applySummary(conversationId: string, summary: NewSummary): Promise<{ conversation: ConversationRecord; summary: MessageRecord } | undefined> {
+    const { conversations: c, messages: m } = this.t;
+    return this.adapter.transaction(async (tx) => {
+      // Taking the summary's seq first locks the conversation: flags, totals and the new message
+      // change together or not at all.
+      const [claimed] = await tx
+        .update(c)
+        .set({ lastSeq: sql`${c.lastSeq} + 1`, updatedAt: summary.now, lastActivityAt: summary.now })
+        .where(eq(c.id, conversationId))
+        .returning({ lastSeq: c.lastSeq });
+      if (!claimed) return undefined;
+      const covered = and(eq(m.conversationId, conversationId), eq(m.isSummary, false), lte(m.seq, summary.upToSeq));
+      const [summed] = await tx.select({ tokens: sum(m.tokenCount) }).from(m).where(covered);
+      await tx.update(m).set({ isSummary: true }).where(covered);
+      const previous = await this.latestSummaryIn(tx, conversationId);
+      const removed = Number(summed?.tokens ?? 0) + (previous?.tokenCount ?? 0);
+      const [conversation] = await tx
+        .update(c)
+        .set({ totalTokens: sql`${c.totalTokens} - ${removed} + ${summary.tokenCount}` })
+        .where(eq(c.id, conversationId))
+        .returning();
+      const [stored] = await tx.insert(m).values(summaryRow(conversationId, summary, claimed.lastSeq)).returning();
+      return { conversation: conversation!, summary: stored! };
+    });
+  }
+
+  acquireTurn(conversationId: string, token: string, now: Date, until: Date): Promise<boolean> {
+    const c = this.t.conversations;
+    return this.adapter.run(async (db) => {
+      const taken = await db
+        .update(c)
+        .set({ busyToken: token, busyUntil: until })
+        .where(and(eq(c.id, conversationId), or(isNull(c.busyUntil), lt(c.busyUntil, now))))
+        .returning({ id: c.id });
+      return taken.length > 0;
+    });
+  }
+
+  async renewTurn(conversationId: string, token: string, until: Date): Promise<void> {
+    const c = this.t.conversations;
+    await this.adapter.run((db) => db.update(c).set({ busyUntil: until }).where(and(eq(c.id, conversationId), eq(c.busyToken, token))));
+  }
+
+  async releaseTurn(conversationId: string, token: string): Promise<void> {
+    const c = this.t.conversations;
+    await this.adapter.run((db) =>
+      db
+        .update(c)
+        .set({ busyToken: null, busyUntil: null })
+        .where(and(eq(c.id, conversationId), eq(c.busyToken, token))),
+    );
+  }
+
+  deleteIdleSince(cutoff: Date): Promise<number> {
+    const c = this.t.conversations;
+    return this.adapter.transaction(async (tx) => {
+      const gone = await tx.delete(c).where(lt(c.lastActivityAt, cutoff)).returning({ userId: c.userId });
+      await this.uncount(tx, gone);
+      return gone.length;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.adapter.close();
+  }
+
+  private async latestSummaryIn(db: Db, conversationId: string): Promise<MessageRecord | undefined> {
+    const m = this.t.messages;
+    const [row] = await db
+      .select()
+      .from(m)
+      .where(and(eq(m.conversationId, conversationId), eq(m.role, 'summary')))
+      .orderBy(desc(m.seq))
+      .limit(1);
+    return row;
+  }
+
+  /** Keeps the per-user conversation counts right after deleting conversations. */
+  private async uncount(tx: Db, deleted: readonly { userId: string }[]): Promise<void> {
+    const counts = this.t.userConversationCounts;
+    for (const [userId, n] of countPerUser(deleted)) {
+      await tx
+        .update(counts)
+        .set({ count: sql`${counts.count} - ${n}` })
+        .where(eq(counts.userId, userId));
+    }
+  }
+}
+
+/** The seq of the last message that keeps the running total within `budget` (the first always counts). */
+function lastWithin(sizes: readonly { seq: number; chars: number }[], budget: number): number | undefined {
+  let total = 0;
+  let last: number | undefined;
+  for (const { seq, chars } of sizes) {
+    total += chars;
+    if (last !== undefined && total > budget) break;
+    last = seq;
+  }
+  return last;
+}

@@ -1,0 +1,210 @@
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Db, DialectAdapter } from './dialect.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  type CreateRunOptions,
+  type NewRun,
+  type RunChanges,
+  type RunEventRecord,
+  type RunListPage,
+  type RunRecord,
+  type RunRepository,
+  type RunStatus,
+  type RunUsage,
+} from './run-repository.js';
+
+/**
+ * Runs and their events over drizzle, for both dialects. Appending an event first increments the
+ * run's last_event_id: on PostgreSQL that UPDATE locks the run row until commit, so concurrent
+ * appends serialize and seqs come out gapless; on SQLite the adapter runs one job at a time.
+ */
+export class DrizzleRunRepository implements RunRepository {
+  private readonly t;
+
+  constructor(private readonly adapter: DialectAdapter) {
+    this.t = adapter.tables;
+  }
+
+  createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }> {
+    const r = this.t.runs;
+    const { now, ...fields } = input;
+    return this.adapter.transaction(async (tx) => {
+      if (input.idempotencyKey !== null) {
+        // A key past its window names nothing any more: release it for this request.
+        await tx
+          .update(r)
+          .set({ idempotencyKey: null })
+          .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey), lt(r.createdAt, options.idempotentSince)));
+      }
+      const [created] = await tx
+        .insert(r)
+        .values({ ...fields, createdAt: now })
+        .onConflictDoNothing({ target: [r.userId, r.idempotencyKey] })
+        .returning();
+      if (created) return { run: created, created: true };
+      // Only a key collision skips the insert, and then the run holding the key is committed.
+      const [existing] = await tx
+        .select()
+        .from(r)
+        .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey!)));
+      return { run: existing!, created: false };
+    });
+  }
+
+  findRun(id: string): Promise<RunRecord | undefined> {
+    const r = this.t.runs;
+    return this.adapter.run(async (db) => (await db.select().from(r).where(eq(r.id, id)))[0]);
+  }
+
+  findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined> {
+    const r = this.t.runs;
+    return this.adapter.run(
+      async (db) =>
+        (
+          await db
+            .select()
+            .from(r)
+            .where(and(eq(r.userId, userId), eq(r.idempotencyKey, key), gte(r.createdAt, since)))
+        )[0],
+    );
+  }
+
+  listRuns(userId: string, page: RunListPage): Promise<{ items: RunRecord[]; total: number }> {
+    const r = this.t.runs;
+    const matching = page.status ? and(eq(r.userId, userId), eq(r.status, page.status)) : eq(r.userId, userId);
+    return this.adapter.run(async (db) => {
+      const [items, [total]] = await Promise.all([
+        db.select().from(r).where(matching).orderBy(desc(r.createdAt), desc(r.id)).limit(page.limit).offset(page.offset),
+        db.select({ n: count() }).from(r).where(matching),
+      ]);
+      return { items, total: total?.n ?? 0 };
+    });
+  }
+
+  updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
+    return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
+  }
+
+  async addUsage(id: string, delta: Partial<RunUsage>): Promise<void> {
+    const r = this.t.runs;
+    await this.adapter.run((db) =>
+      db
+        .update(r)
+        .set({
+          modelCalls: sql`${r.modelCalls} + ${delta.modelCalls ?? 0}`,
+          toolCalls: sql`${r.toolCalls} + ${delta.toolCalls ?? 0}`,
+          inputTokens: sql`${r.inputTokens} + ${delta.inputTokens ?? 0}`,
+          outputTokens: sql`${r.outputTokens} + ${delta.outputTokens ?? 0}`,
+        })
+        .where(eq(r.id, id)),
+    );
+  }
+
+  appendEvent(
+    id: string,
+    data: string,
+    now: Date,
+    changes: RunChanges = {},
+    onlyIf?: readonly RunStatus[],
+  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
+    return this.adapter.transaction((tx) => this.append(tx, id, data, now, changes, onlyIf));
+  }
+
+  eventTextAfter(id: string, afterSeq: number): Promise<number> {
+    const e = this.t.runEvents;
+    return this.adapter.run(async (db) => {
+      const [row] = await db
+        .select({ n: sql<number | string>`coalesce(sum(length(${e.data})), 0)` })
+        .from(e)
+        .where(and(eq(e.runId, id), gt(e.seq, afterSeq)));
+      // PostgreSQL's sum of integers is a bigint, which pg hands over as a string.
+      return Number(row?.n ?? 0);
+    });
+  }
+
+  eventsAfter(id: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
+    const e = this.t.runEvents;
+    return this.adapter.run((db) =>
+      db
+        .select()
+        .from(e)
+        .where(and(eq(e.runId, id), gt(e.seq, afterSeq)))
+        .orderBy(e.seq)
+        .limit(limit),
+    );
+  }
+
+  async renewLeases(owner: string, until: Date): Promise<void> {
+    const r = this.t.runs;
+    await this.adapter.run((db) =>
+      db
+        .update(r)
+        .set({ leaseUntil: until })
+        .where(and(eq(r.leaseOwner, owner), inArray(r.status, [...ACTIVE_RUN_STATUSES]))),
+    );
+  }
+
+  interruptAbandonedRuns(expiredBefore: Date, now: Date, ending: { error: string; eventData: string }): Promise<string[]> {
+    const { runs: r, conversations: c, approvals: a } = this.t;
+    return this.adapter.transaction(async (tx) => {
+      const abandoned = await tx
+        .select({ id: r.id })
+        .from(r)
+        .where(and(inArray(r.status, [...ACTIVE_RUN_STATUSES]), or(isNull(r.leaseUntil), lt(r.leaseUntil, expiredBefore))));
+      const ended: string[] = [];
+      for (const { id } of abandoned) {
+        // The status condition makes a run that ended meanwhile keep its own ending.
+        const done = await this.append(tx, id, ending.eventData, now, { status: 'interrupted', endedAt: now, error: ending.error, leaseOwner: null, leaseUntil: null }, ACTIVE_RUN_STATUSES);
+        if (!done) continue;
+        await tx.update(c).set({ busyToken: null, busyUntil: null }).where(eq(c.busyToken, id));
+        // Nobody is left to act on an answer: what the run was waiting for is denied with it.
+        await tx
+          .update(a)
+          .set({ status: 'denied', message: ending.error, decidedAt: now })
+          .where(and(eq(a.runId, id), eq(a.status, 'pending')));
+        ended.push(id);
+      }
+      return ended;
+    });
+  }
+
+  deleteRunsEndedBefore(cutoff: Date): Promise<number> {
+    const r = this.t.runs;
+    return this.adapter.transaction(async (tx) => {
+      const gone = await tx
+        .delete(r)
+        .where(and(isNotNull(r.endedAt), lt(r.endedAt, cutoff)))
+        .returning({ id: r.id });
+      return gone.length;
+    });
+  }
+
+  private async update(db: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
+    const r = this.t.runs;
+    const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
+    // An empty SET is not SQL; re-setting the id changes nothing and still returns the row.
+    const set = Object.keys(changes).length > 0 ? changes : { id };
+    const [row] = await db.update(r).set(set).where(target).returning();
+    return row;
+  }
+
+  private async append(
+    tx: Db,
+    id: string,
+    data: string,
+    now: Date,
+    changes: RunChanges,
+    onlyIf?: readonly RunStatus[],
+  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
+    const r = this.t.runs;
+    const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
+    const [run] = await tx
+      .update(r)
+      .set({ ...changes, lastEventId: sql`${r.lastEventId} + 1` })
+      .where(target)
+      .returning();
+    if (!run) return undefined;
+    const [event] = await tx.insert(this.t.runEvents).values({ runId: id, seq: run.lastEventId, data, createdAt: now }).returning();
+    return { run, event: event! };
+  }
+}

@@ -1,0 +1,127 @@
+import type { RunStatus } from '@mada/protocol';
+
+/** Stored agent runs and their event logs (EXTENSIONS.md section 2), for both dialects. */
+
+export type { RunStatus };
+/** Statuses of a run that has not ended: it holds a lease and may still produce events. */
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting_approval'];
+
+export interface RunUsage {
+  modelCalls: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface RunRecord extends RunUsage {
+  id: string;
+  userId: string;
+  agentType: string;
+  mode: string;
+  status: RunStatus;
+  prompt: string;
+  workingDir: string;
+  conversationId: string | null;
+  response: string | null;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  /** Seq of the latest stored event (0: none yet). */
+  lastEventId: number;
+  idempotencyKey: string | null;
+  /** A digest of the request that carried the idempotency key, to tell a retry from a reuse. */
+  requestHash: string | null;
+  /** The replica executing the run; its lease must be renewed before leaseUntil. */
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+}
+
+export interface RunEventRecord {
+  runId: string;
+  /** 1, 2, 3 ... per run, without gaps. */
+  seq: number;
+  /** The event's JSON text, byte for byte as it is sent. */
+  data: string;
+  createdAt: Date;
+}
+
+export interface NewRun {
+  id: string;
+  userId: string;
+  agentType: string;
+  mode: string;
+  prompt: string;
+  workingDir: string;
+  conversationId: string | null;
+  status: RunStatus;
+  now: Date;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+}
+
+/** Fields a run's life changes; what is left out stays as it is. */
+export type RunChanges = Partial<Pick<RunRecord, 'status' | 'startedAt' | 'endedAt' | 'response' | 'error' | 'leaseOwner' | 'leaseUntil'>>;
+
+export interface RunListPage {
+  limit: number;
+  offset: number;
+  status: RunStatus | null;
+}
+
+export interface CreateRunOptions {
+  /** A run with the same user and idempotency key created at or after this instant is the same request. */
+  idempotentSince: Date;
+}
+
+export interface RunRepository {
+  /**
+   * Stores a new run, unless one of this user's runs created since `idempotentSince` carries the
+   * same idempotency key: then that run comes back with created false and nothing is stored.
+   * Safe under concurrency: of simultaneous requests with one key, exactly one creates.
+   * An older run's key is released, so a key may be reused after the window.
+   */
+  createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }>;
+  findRun(id: string): Promise<RunRecord | undefined>;
+  /** This user's run with this key created since `since`. */
+  findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;
+  /** The user's runs, newest first, optionally of one status, with the total that matches. */
+  listRuns(userId: string, page: RunListPage): Promise<{ items: RunRecord[]; total: number }>;
+  /**
+   * Applies `changes`; with `onlyIf`, only while the run's status is one of those (a cancel loses
+   * to the run's own end, say). Undefined when the run is gone or the condition failed.
+   */
+  updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined>;
+  /** Adds to the usage counters. */
+  addUsage(id: string, delta: Partial<RunUsage>): Promise<void>;
+  /**
+   * Stores the next event (seq = last_event_id + 1) and, in the same transaction, any `changes`
+   * (a final event and the status it implies land together). Concurrent appends get distinct,
+   * gapless seqs. With `onlyIf`, nothing is stored unless the run's status is one of those (a run
+   * ends once). Undefined when the run is gone or the condition failed.
+   */
+  appendEvent(
+    id: string,
+    data: string,
+    now: Date,
+    changes?: RunChanges,
+    onlyIf?: readonly RunStatus[],
+  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
+  /** How many characters the events after `afterSeq` hold: what a follower at that point has yet to send. */
+  eventTextAfter(id: string, afterSeq: number): Promise<number>;
+  /** Events with seq > afterSeq, in order, at most `limit`: replay a page at a time. */
+  eventsAfter(id: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+  /** Extends the leases of every active run this replica owns. */
+  renewLeases(owner: string, until: Date): Promise<void>;
+  /**
+   * Ends as `interrupted` every active run whose lease ran out before `expiredBefore` (or that has
+   * none), with a last event `eventData` and error `error`, and frees the conversation turn the run
+   * held (a conversation run holds its turn with its own id as the token), and denies the run's
+   * pending approvals with `error` as their message. Returns their ids.
+   */
+  interruptAbandonedRuns(expiredBefore: Date, now: Date, ending: { error: string; eventData: string }): Promise<string[]>;
+  /** Deletes ended runs (and their events) that ended before `cutoff`; returns how many. */
+  deleteRunsEndedBefore(cutoff: Date): Promise<number>;
+}

@@ -1,0 +1,73 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
+import type { Db, DialectAdapter, Tables } from './dialect.js';
+import * as schema from './schema/sqlite.js';
+import { SerialQueue } from './serial-queue.js';
+
+const MIGRATIONS = fileURLToPath(new URL('../../migrations/sqlite', import.meta.url));
+
+/**
+ * better-sqlite3 stays the driver: it builds from source, it is the fastest SQLite binding for
+ * Node, and its synchronous calls finish each statement without a thread hop. Its own transactions
+ * cannot span an `await`, so transactions here are BEGIN IMMEDIATE ... COMMIT around the work,
+ * and a queue lets one job at a time use the connection. Other processes on the same file wait on
+ * SQLite's write lock (busy_timeout); IMMEDIATE takes it up front, so two writers never deadlock
+ * upgrading a read lock.
+ */
+export class SqliteDialect implements DialectAdapter {
+  readonly dialect = 'sqlite' as const;
+  // The one place SQLite presents itself through the PostgreSQL builder types; see dialect.ts.
+  readonly tables = schema as unknown as Tables;
+  private readonly db: Db;
+  private readonly queue = new SerialQueue();
+
+  private constructor(
+    private readonly client: Database.Database,
+    logger?: DrizzleLogger,
+  ) {
+    this.db = drizzle({ client, ...(logger ? { logger } : {}) }) as unknown as Db;
+  }
+
+  static open(path: string, logger?: DrizzleLogger): SqliteDialect {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const client = new Database(path);
+    client.pragma('journal_mode = WAL');
+    client.pragma('synchronous = NORMAL');
+    client.pragma('foreign_keys = ON');
+    client.pragma('busy_timeout = 5000');
+    migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS });
+    return new SqliteDialect(client, logger);
+  }
+
+  run<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return this.queue.run(() => work(this.db));
+  }
+
+  transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    return this.queue.run(async () => {
+      this.client.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work(this.db);
+        this.client.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (this.client.inTransaction) this.client.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.queue.run(async () => this.client.prepare('select 1').get());
+  }
+
+  async close(): Promise<void> {
+    // Jobs already queued finish first; closing under them would fail them half-way.
+    await this.queue.run(async () => this.client.close());
+  }
+}

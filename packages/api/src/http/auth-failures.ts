@@ -1,0 +1,50 @@
+import { TooManyRequestsError } from '../errors.js';
+
+export const MAX_AUTH_FAILURES_PER_MINUTE = 30;
+const WINDOW_MS = 60_000;
+
+interface Window {
+  failures: number;
+  endsAt: number;
+}
+
+/**
+ * Failed authentication attempts per client address, in one-minute windows: past the limit the
+ * address gets 429 until its window ends, whatever key it sends, so keys cannot be guessed at
+ * the speed of the network.
+ */
+export class AuthFailureLimiter {
+  private readonly windows = new Map<string, Window>();
+
+  constructor(
+    private readonly maxFailures = MAX_AUTH_FAILURES_PER_MINUTE,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Throws TooManyRequestsError while `address` is over the limit. */
+  check(address: string): void {
+    const window = this.current(address);
+    if (window && window.failures >= this.maxFailures) {
+      const seconds = Math.max(1, Math.ceil((window.endsAt - this.now()) / 1000));
+      throw new TooManyRequestsError(`Too many failed authentication attempts. Retry in ${seconds} seconds.`, seconds);
+    }
+  }
+
+  recordFailure(address: string): void {
+    this.forgetEnded();
+    const window = this.current(address) ?? { failures: 0, endsAt: this.now() + WINDOW_MS };
+    window.failures += 1;
+    this.windows.set(address, window);
+  }
+
+  private current(address: string): Window | undefined {
+    const window = this.windows.get(address);
+    return window && window.endsAt > this.now() ? window : undefined;
+  }
+
+  /** Keeps the map as small as the set of addresses that failed within the last minute. */
+  private forgetEnded(): void {
+    const now = this.now();
+    for (const [address, window] of this.windows) if (window.endsAt <= now) this.windows.delete(address);
+  }
+}

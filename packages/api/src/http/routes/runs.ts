@@ -1,0 +1,136 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  ErrorResponse,
+  IdempotencyHeaders,
+  ListRunsQuery,
+  RunEventsHeaders,
+  RunEventsQuery,
+  RunListResponse,
+  RunParams,
+  RunResponse,
+  StartRunRequest,
+  ValidationErrorResponse,
+} from '@mada/protocol';
+import type { AgentEngine } from '../../agents/engine.js';
+import type { ApprovalService } from '../../approvals/approval-service.js';
+import { agentJob } from '../../runs/agent-job.js';
+import { toRunResponse } from '../../runs/run-response.js';
+import type { RunService } from '../../runs/run-service.js';
+import { idempotencyOf } from '../idempotency-header.js';
+import { answerStarted } from '../run-started.js';
+import { lastEventId } from '../last-event-id.js';
+import { streamRunEvents } from '../run-event-stream.js';
+
+export interface RunRoutesOptions {
+  runs: RunService;
+  engine: AgentEngine;
+  approvals: ApprovalService;
+  pingIntervalMs?: number;
+}
+
+const tags = ['runs'];
+const security = [{ ApiKey: [] }];
+const ownedErrors = { 403: ErrorResponse, 404: ErrorResponse };
+
+export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { runs, engine, approvals, pingIntervalMs }) => {
+  app.post(
+    '/runs',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Start an agent run that outlives this request',
+        description: [
+          'Answers 202 at once with the stored run (`Location: /runs/{id}`); follow it with GET /runs/{id}/events.',
+          'With an `Idempotency-Key` header, the same key and body within 24 h answer 200 with the first run and start nothing.',
+        ].join(' '),
+        body: StartRunRequest,
+        headers: IdempotencyHeaders,
+        // 422 is the validation shape, or a detail string for a reused Idempotency-Key.
+        response: { 200: RunResponse, 202: RunResponse, 400: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse), 503: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const { agent_type, prompt, working_dir, mode, on_ask } = request.body;
+      engine.agent(agent_type);
+      const workingDir = engine.workingDirectory(working_dir);
+      const started = await runs.start(
+        { userId: request.caller.userId, agentType: agent_type, prompt, workingDir, mode, idempotency: idempotencyOf(request, 'POST /runs') },
+        (stored) => agentJob(engine, stored, true, approvals.gates(stored, on_ask)),
+      );
+      return answerStarted(reply, started);
+    },
+  );
+
+  app.get(
+    '/runs',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "List the caller's runs, newest first",
+        querystring: ListRunsQuery,
+        response: { 200: RunListResponse, 422: ValidationErrorResponse },
+      },
+    },
+    async (request) => {
+      const { limit, offset, status } = request.query;
+      const { items, total } = await runs.list(request.caller.userId, { limit, offset, ...(status ? { status } : {}) });
+      return { runs: items.map(toRunResponse), total };
+    },
+  );
+
+  app.get(
+    '/runs/:run_id',
+    {
+      schema: { tags, security, summary: 'One run', params: RunParams, response: { 200: RunResponse, ...ownedErrors } },
+    },
+    async (request) => toRunResponse(await runs.get(request.params.run_id, request.caller.userId)),
+  );
+
+  app.get(
+    '/runs/:run_id/events',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "A run's events as Server-Sent Events: stored ones first, then live ones",
+        description: [
+          'Each frame is `id: <n>`, `data: <JSON>` and a blank line, n = 1, 2, 3 ... without gaps.',
+          'The stream starts after the `Last-Event-ID` header (or `?after=N`), else at the first event,',
+          'and closes after the final `done` or `error`. Closing it never cancels the run.',
+        ].join(' '),
+        params: RunParams,
+        querystring: RunEventsQuery,
+        headers: RunEventsHeaders,
+        produces: ['text/event-stream'],
+        response: {
+          200: { description: 'text/event-stream of stored run events', content: { 'text/event-stream': { schema: z.string() } } },
+          ...ownedErrors,
+          422: ValidationErrorResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      const run = await runs.get(request.params.run_id, request.caller.userId);
+      const after = lastEventId(request.headers['last-event-id'], request.query.after);
+      await streamRunEvents(reply, { store: runs.store, bus: runs.bus, runId: run.id, after, withIds: true, ...(pingIntervalMs === undefined ? {} : { pingIntervalMs }) });
+    },
+  );
+
+  app.post(
+    '/runs/:run_id/cancel',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Cancel a run',
+        description: 'The run stops (model call aborted, every child process ended) and ends `cancelled` with a last `error` event `Run cancelled`.',
+        params: RunParams,
+        response: { 202: RunResponse, ...ownedErrors, 409: ErrorResponse },
+      },
+    },
+    async (request, reply) => reply.code(202).send(toRunResponse(await runs.cancel(request.params.run_id, request.caller.userId))),
+  );
+};

@@ -1,0 +1,65 @@
+import { countMessageListTokens, countTokens } from '../tokens/count.js';
+import type { ModelClient, ModelRequest, ModelResponse, ModelStreamPart } from '../model/index.js';
+import type { CallOutcome, ServiceMetrics } from './service-metrics.js';
+
+type Kind = 'complete' | 'stream';
+
+const outcomeOf = (signal: AbortSignal | undefined): CallOutcome => (signal?.aborted ? 'cancelled' : 'error');
+
+/** What the answer cost in tokens: the runtime's own counts, else cl100k_base over what was sent and received. */
+function countUsage(metrics: ServiceMetrics, request: ModelRequest, response: ModelResponse): void {
+  const { inputTokens, outputTokens } = response.usage;
+  if (inputTokens !== undefined) metrics.inputTokens.inc({ source: 'reported' }, inputTokens);
+  else metrics.inputTokens.inc({ source: 'counted' }, countMessageListTokens(request.messages));
+  if (outputTokens !== undefined) metrics.outputTokens.inc({ source: 'reported' }, outputTokens);
+  else {
+    const calls = response.toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.rawArguments), 0);
+    metrics.outputTokens.inc({ source: 'counted' }, countTokens(response.text) + calls);
+  }
+}
+
+/** A model client that reports each call's count, latency and tokens; calls pass through unchanged. */
+export function observeModel(client: ModelClient, metrics: ServiceMetrics): ModelClient {
+  const finish = (kind: Kind, outcome: CallOutcome, started: number): void => {
+    metrics.modelCalls.inc({ kind, outcome });
+    metrics.modelLatency.observe({ kind, outcome }, (performance.now() - started) / 1000);
+  };
+  return {
+    provider: client.provider,
+    model: client.model,
+    async complete(request, signal) {
+      const started = performance.now();
+      try {
+        const response = await client.complete(request, signal);
+        finish('complete', 'ok', started);
+        countUsage(metrics, request, response);
+        return response;
+      } catch (error) {
+        finish('complete', outcomeOf(signal), started);
+        throw error;
+      }
+    },
+    async *stream(request, signal): AsyncIterable<ModelStreamPart> {
+      const started = performance.now();
+      let first = true;
+      let outcome: CallOutcome | undefined;
+      try {
+        for await (const part of client.stream(request, signal)) {
+          if (first) metrics.modelFirstToken.observe((performance.now() - started) / 1000);
+          first = false;
+          if (part.type === 'finish') {
+            outcome = 'ok';
+            countUsage(metrics, request, part.response);
+          }
+          yield part;
+        }
+      } catch (error) {
+        outcome = outcomeOf(signal);
+        throw error;
+      } finally {
+        // A consumer that stops early (return()) ends the call too: counted as cancelled.
+        finish('stream', outcome ?? 'cancelled', started);
+      }
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import type { ServiceMetrics, ToolOutcome } from './service-metrics.js';
+
+/** The executor aborts a tool's signal on TOOL_TIMEOUT_SECONDS with a TimeoutError reason. */
+function timedOut(context: ToolContext): boolean {
+  const reason: unknown = context.signal.reason;
+  return context.signal.aborted && reason instanceof Error && reason.name === 'TimeoutError';
+}
+
+/** A tool stopped by its time limit counts as `timeout`, whether it then threw or returned a failure. */
+function outcomeOf(result: ToolResult | undefined, context: ToolContext): ToolOutcome {
+  if (timedOut(context)) return 'timeout';
+  if (result) return result.success ? 'ok' : 'error';
+  return context.signal.aborted ? 'cancelled' : 'error';
+}
+
+function observeTool(tool: Tool, metrics: ServiceMetrics): Tool {
+  const record = (outcome: ToolOutcome, started: number): void => {
+    metrics.toolCalls.inc({ tool: tool.name, outcome });
+    metrics.toolDuration.observe({ tool: tool.name, outcome }, (performance.now() - started) / 1000);
+  };
+  return {
+    ...tool,
+    async execute(params, context): Promise<ToolResult> {
+      const started = performance.now();
+      try {
+        const result = await tool.execute(params, context);
+        record(outcomeOf(result, context), started);
+        return result;
+      } catch (error) {
+        record(outcomeOf(undefined, context), started);
+        throw error;
+      }
+    },
+  };
+}
+
+/**
+ * The same tools, each reporting its executions. Only tools the service defines are labelled:
+ * a name the model invents never reaches a tool, so it never becomes a label value.
+ */
+export function observeTools(tools: ReadonlyMap<string, Tool>, metrics: ServiceMetrics): Map<string, Tool> {
+  return new Map([...tools].map(([name, tool]) => [name, observeTool(tool, metrics)]));
+}

@@ -1,0 +1,50 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { AgentEngine, type EngineDeps, type RunOptions } from '../agents/engine.js';
+import { InterruptSignal } from '../runs/run-service.js';
+import type { RunStatus, ServiceMetrics } from './service-metrics.js';
+
+/**
+ * The engine, counting its runs. A run started from inside another (spawn_agent) is part of
+ * that run and is not counted again; AsyncLocalStorage tells the two apart without the engine
+ * having to pass anything along.
+ */
+export class ObservedEngine extends AgentEngine {
+  private readonly insideRun = new AsyncLocalStorage<true>();
+
+  constructor(
+    deps: EngineDeps,
+    private readonly metrics: ServiceMetrics,
+  ) {
+    super(deps);
+  }
+
+  override async run(options: RunOptions): Promise<string> {
+    if (this.insideRun.getStore()) return super.run(options);
+    // Refusals (unknown agent, working directory not allowed) happen before a run starts: they
+    // are not runs, and only defined agent names ever become labels.
+    const agent = this.agent(options.agentType).name;
+    this.workingDirectory(options.workingDir);
+    return this.insideRun.run(true, () => this.measure(agent, options));
+  }
+
+  private async measure(agent: string, options: RunOptions): Promise<string> {
+    const started = performance.now();
+    const end = (status: RunStatus): void => {
+      this.metrics.runsActive.dec({ agent });
+      this.metrics.runs.inc({ agent, status });
+      this.metrics.runDuration.observe({ agent, status }, (performance.now() - started) / 1000);
+    };
+    this.metrics.runsActive.inc({ agent });
+    try {
+      const answer = await super.run(options);
+      end('succeeded');
+      return answer;
+    } catch (error) {
+      end(options.signal.aborted ? abortStatus(options.signal.reason) : 'failed');
+      throw error;
+    }
+  }
+}
+
+/** A run stopped by shutdown ends `interrupted`, one stopped by a user or a gone client `cancelled`. */
+const abortStatus = (reason: unknown): RunStatus => (reason instanceof InterruptSignal ? 'interrupted' : 'cancelled');

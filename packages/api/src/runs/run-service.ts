@@ -1,0 +1,441 @@
+import { randomUUID } from 'node:crypto';
+import type { PermissionMode } from '@mada/protocol';
+import { ACTIVE_RUN_STATUSES, type RunRecord, type RunRepository, type RunStatus, type RunUsage } from '../db/run-repository.js';
+import { emptyUsage, type RunUsage as AgentUsage } from '../agents/run-usage.js';
+import { errorMessage } from '../util/error-message.js';
+import { loggableError } from '../util/loggable-error.js';
+import type { Log } from '../util/log.js';
+import { encodeEvent } from './encode-event.js';
+import type { RunEventBus } from './event-bus.js';
+import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError } from './errors.js';
+import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
+import type { RunQueue } from './run-queue.js';
+import { mergeTextFrames } from './text-frames.js';
+
+/** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
+export type RunFrame = { event: string } & Record<string, unknown>;
+
+export interface JobContext {
+  signal: AbortSignal;
+  emit(frame: RunFrame): void;
+  /** Totals the agent adds its cost to as it goes: read at the end however the run ended. */
+  usage: AgentUsage;
+  /** Writes `run_id` on every line: hand it to everything the run calls that logs. */
+  log: Log;
+  /** The run's checkpoint: awaited before a tool changes files (absent when checkpoints are off). */
+  beforeModify?: () => Promise<void>;
+}
+
+/** Snapshots of a run's working directory (checkpoints/); RunService only calls its hooks. */
+export interface RunCheckpoints {
+  forRun(runId: string, workingDir: string): { beforeModify(): Promise<void>; finish(): Promise<void> };
+}
+
+export interface JobResult {
+  response: string;
+  /** The run's last frame: `done` with whatever the route's contract puts in it. */
+  done: RunFrame;
+}
+
+/** What a run does once it may execute: the agent, or a conversation turn around it. */
+export interface RunJob {
+  execute(context: JobContext): Promise<JobResult>;
+  /** Called once the run has ended here, however it ended (gives a conversation's turn lease back). */
+  ended?(status: EndStatus): Promise<void>;
+}
+
+export type EndStatus = 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
+
+export interface RunRequest {
+  /** Chosen by the caller when something is stored under the run's name first (a turn lease). */
+  id?: string;
+  userId: string;
+  agentType: string;
+  mode: PermissionMode;
+  prompt: string;
+  workingDir: string;
+  conversationId?: string | null;
+  /** The Idempotency-Key header and a digest of the request it came with. */
+  idempotency?: { key: string; hash: string } | undefined;
+}
+
+export interface RunServiceOptions {
+  store: RunRepository;
+  bus: RunEventBus;
+  queue: RunQueue;
+  /** How long a run's lease lasts without renewal: after it, any replica declares the run interrupted. */
+  leaseMs: number;
+  /** Ended runs older than this are deleted by the sweep; 0 keeps them. */
+  retentionHours: number;
+  now?: () => Date;
+  /**
+   * The text a failed run stores and shows (its `error`, its last `error` event). Defaults to the
+   * error's message; the service hides internal addresses from keyed users and SQL from everyone.
+   */
+  describeFailure?: (error: unknown) => string;
+  /** Takes each run's snapshots; the end one before the run's end is recorded. */
+  checkpoints?: RunCheckpoints;
+  log: Log;
+}
+
+export const RUN_CANCELLED = 'Run cancelled';
+export const RUN_INTERRUPTED = 'Run interrupted: the service stopped';
+
+interface Execution {
+  controller: AbortController;
+  finished: Promise<RunRecord>;
+  conversationId: string | null;
+}
+
+/**
+ * Stored runs: every agent run, whichever route starts it, is recorded with its events, executes
+ * when the queue admits it, can be cancelled from any request (or replica), and outlives the HTTP
+ * connection that started it. Events are stored before anyone is told of them.
+ */
+export class RunService {
+  private readonly executions = new Map<string, Execution>();
+  /** This process's name on the leases of the runs it executes. */
+  private readonly owner = randomUUID();
+  private readonly now: () => Date;
+  private readonly leaseTimer: NodeJS.Timeout;
+  private renewing: Promise<void> = Promise.resolve();
+  private draining = false;
+
+  constructor(private readonly options: RunServiceOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.leaseTimer = setInterval(() => {
+      this.renewing = this.renewing.then(() => this.keepLeases());
+    }, Math.max(50, Math.floor(options.leaseMs / 3)));
+    this.leaseTimer.unref();
+  }
+
+  get store(): RunRepository {
+    return this.options.store;
+  }
+
+  get bus(): RunEventBus {
+    return this.options.bus;
+  }
+
+  /** Runs queued or executing in this process. */
+  get active(): number {
+    return this.executions.size;
+  }
+
+  get queued(): number {
+    return this.options.queue.queued;
+  }
+
+  /**
+   * Records the run as queued and starts it in the background (tracked: close() waits for it).
+   * A request repeating an Idempotency-Key of the last 24 h gets the first run back instead
+   * (`created` false), and `job` is never called for it.
+   */
+  async start(request: RunRequest, job: (run: RunRecord) => RunJob): Promise<{ run: RunRecord; created: boolean }> {
+    if (this.draining) throw new ShuttingDownError();
+    const now = this.now();
+    const idempotentSince = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+    const earlier = await this.idempotentRun(request, idempotentSince);
+    if (earlier) return { run: earlier, created: false };
+    const { run, created } = await this.options.store.createRun(
+      {
+        id: request.id ?? randomUUID(),
+        userId: request.userId,
+        agentType: request.agentType,
+        mode: request.mode,
+        prompt: request.prompt,
+        workingDir: request.workingDir,
+        conversationId: request.conversationId ?? null,
+        status: 'queued',
+        now,
+        idempotencyKey: request.idempotency?.key ?? null,
+        requestHash: request.idempotency?.hash ?? null,
+        leaseOwner: this.owner,
+        leaseUntil: new Date(now.getTime() + this.options.leaseMs),
+      },
+      { idempotentSince },
+    );
+    // A concurrent request with the same key stored its run first.
+    if (!created) return { run: this.sameRequest(run, request), created: false };
+    const controller = new AbortController();
+    // execute() settles only after its first await, so the entry exists before it removes it.
+    const finished = this.execute(run, job(run), controller);
+    this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
+    return { run, created: true };
+  }
+
+  /** The run as stored; 404 unknown, 403 another user's. */
+  async get(id: string, userId: string): Promise<RunRecord> {
+    // PostgreSQL refuses to compare a uuid column with text that is not one.
+    if (!UUID.test(id)) throw new RunNotFoundError();
+    const run = await this.options.store.findRun(id.toLowerCase());
+    if (!run) throw new RunNotFoundError();
+    if (run.userId !== userId) throw new RunForbiddenError();
+    return run;
+  }
+
+  list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunRecord[]; total: number }> {
+    return this.options.store.listRuns(userId, { limit: page.limit, offset: page.offset, status: page.status ?? null });
+  }
+
+  /** Waits for a run executing in this process to end (the blocking legacy routes). */
+  async finished(id: string): Promise<RunRecord> {
+    const execution = this.executions.get(id);
+    if (execution) return execution.finished;
+    const run = await this.options.store.findRun(id);
+    if (!run) throw new RunNotFoundError();
+    return run;
+  }
+
+  /**
+   * Stops a run. One executing here is aborted at once (model call, tools). One executing on
+   * another replica is ended in the database; that replica notices at its next lease renewal and
+   * aborts its own work.
+   */
+  async cancel(id: string, userId: string): Promise<RunRecord> {
+    const run = await this.get(id, userId);
+    if (!isActive(run.status)) throw new RunAlreadyEndedError();
+    const execution = this.executions.get(run.id);
+    if (execution) {
+      execution.controller.abort(new Error(RUN_CANCELLED));
+      return execution.finished;
+    }
+    const ended = await this.end(run.id, cancelledEnd(), {});
+    if (!ended) throw new RunAlreadyEndedError();
+    return ended;
+  }
+
+  /** Cancels a run because its client went away (legacy routes); nothing to answer. */
+  abandon(id: string): void {
+    this.executions.get(id)?.controller.abort(new Error(RUN_CANCELLED));
+  }
+
+  /** Cancels the turn running here on a conversation that is being deleted, and waits for it to stop. */
+  async cancelConversationRuns(conversationId: string): Promise<void> {
+    const running = [...this.executions.entries()].filter(([, e]) => e.conversationId === conversationId);
+    for (const [id] of running) this.abandon(id);
+    await Promise.allSettled(running.map(([, e]) => e.finished));
+  }
+
+  /**
+   * Ends `interrupted` every unfinished run whose process is gone: at start-up of a single process
+   * all of them (`expiredBefore` in the future), with replicas those whose lease ran out. The
+   * conversation turn such a run held is freed with it.
+   */
+  async recoverInterrupted(scope: 'all' | 'expired'): Promise<number> {
+    const now = this.now();
+    const expiredBefore = scope === 'all' ? new Date(now.getTime() + 365 * 86_400_000) : now;
+    const ids = await this.options.store.interruptAbandonedRuns(expiredBefore, now, {
+      error: RUN_INTERRUPTED,
+      eventData: encodeEvent(interruptedEnd().final),
+    });
+    await Promise.all(ids.map((id) => this.options.bus.publish(id)));
+    return ids.length;
+  }
+
+  /** Deletes ended runs past RUN_RETENTION_HOURS with their events. */
+  async sweepRetention(): Promise<number> {
+    if (this.options.retentionHours <= 0) return 0;
+    const cutoff = new Date(this.now().getTime() - this.options.retentionHours * 3_600_000);
+    return this.options.store.deleteRunsEndedBefore(cutoff);
+  }
+
+  /** Refuses new runs from here on (shutdown): 503 `Service is shutting down`. */
+  drain(): void {
+    this.draining = true;
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Waits for this process's runs to finish on their own, up to `ms`. */
+  async settle(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    await Promise.race([Promise.allSettled([...this.executions.values()].map((e) => e.finished)), waited]);
+    clearTimeout(timer);
+  }
+
+  /** Ends every run of this process as interrupted and waits for them to unwind; stops the lease timer. */
+  async close(): Promise<void> {
+    this.drain();
+    for (const execution of this.executions.values()) execution.controller.abort(new InterruptSignal());
+    await Promise.allSettled([...this.executions.values()].map((e) => e.finished));
+    clearInterval(this.leaseTimer);
+    await this.renewing;
+  }
+
+  private async idempotentRun(request: RunRequest, since: Date): Promise<RunRecord | undefined> {
+    if (!request.idempotency) return undefined;
+    const found = await this.options.store.findRunByIdempotencyKey(request.userId, request.idempotency.key, since);
+    return found ? this.sameRequest(found, request) : undefined;
+  }
+
+  /** The run a key already names, if the request is the same; 422 when the key is reused for another. */
+  private sameRequest(run: RunRecord, request: RunRequest): RunRecord {
+    if (run.requestHash !== request.idempotency?.hash) throw new IdempotencyMismatchError();
+    return run;
+  }
+
+  /** Renews this process's leases; a run ended elsewhere meanwhile (cancelled on another replica) is aborted here. */
+  private async keepLeases(): Promise<void> {
+    if (this.executions.size === 0) return;
+    try {
+      await this.options.store.renewLeases(this.owner, new Date(this.now().getTime() + this.options.leaseMs));
+      for (const [id, execution] of this.executions) {
+        const run = await this.options.store.findRun(id);
+        if (run && !isActive(run.status)) execution.controller.abort(new Error(RUN_CANCELLED));
+      }
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'run lease renewal failed');
+    }
+  }
+
+  private async execute(run: RunRecord, job: RunJob, controller: AbortController): Promise<RunRecord> {
+    try {
+      return await this.executeTracked(run, job, controller.signal);
+    } finally {
+      this.executions.delete(run.id);
+    }
+  }
+
+  private async executeTracked(run: RunRecord, job: RunJob, signal: AbortSignal): Promise<RunRecord> {
+    const log = this.options.log.child({ run_id: run.id });
+    const events = new EventWriter(run.id, this.options, this.now, log);
+    let end: Ending;
+    const usage = emptyUsage();
+    let slot: { release(): void } | undefined;
+    const checkpoint = this.options.checkpoints?.forRun(run.id, run.workingDir);
+    try {
+      const admission = this.options.queue.admit(run.userId, signal);
+      if (admission.queued) events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
+      slot = await admission.slot;
+      await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
+      const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
+      log.debug({ agent: run.agentType }, 'run started');
+      const result = await job.execute({ signal, emit: (frame) => events.emit(frame), usage, log, ...hooks });
+      end = { status: 'succeeded', response: result.response, error: null, final: result.done };
+    } catch (error) {
+      end = signal.aborted ? abortedEnd(signal) : this.failure(run.id, error);
+    } finally {
+      slot?.release();
+    }
+    // Never throws: a failed snapshot is recorded with the checkpoint, not with the run.
+    await checkpoint?.finish();
+    await events.flushed();
+    const ended = await this.end(
+      run.id,
+      end,
+      {
+        modelCalls: usage.model_calls,
+        toolCalls: Math.max(usage.tool_calls, events.toolCalls),
+        inputTokens: usage.input_tokens,
+        outputTokens: usage.output_tokens,
+      },
+      log,
+    );
+    log.info({ agent: run.agentType, status: end.status, ...(end.error === null ? {} : { error: end.error }) }, 'run ended');
+    await job.ended?.(end.status).catch((error: unknown) => log.error({ err: error }, 'run clean-up failed'));
+    return ended ?? (await this.options.store.findRun(run.id).catch(() => undefined)) ?? run;
+  }
+
+  private failure(runId: string, error: unknown): Ending {
+    this.options.log.warn({ err: loggableError(error), run_id: runId }, 'run failed');
+    return failedEnd((this.options.describeFailure ?? errorMessage)(error));
+  }
+
+  /**
+   * Records the usage, then the end and the final event in one step, once: undefined when the run
+   * had already ended (cancelled or interrupted elsewhere), and then nothing more is stored.
+   */
+  private async end(runId: string, end: Ending, usage: Partial<RunUsage>, log: Log = this.options.log.child({ run_id: runId })): Promise<RunRecord | undefined> {
+    try {
+      const { final, ...outcome } = end;
+      const now = this.now();
+      if (Object.values(usage).some((n) => n !== undefined && n > 0)) await this.options.store.addUsage(runId, usage);
+      const stored = await this.options.store.appendEvent(
+        runId,
+        encodeEvent(final),
+        now,
+        { ...outcome, endedAt: now, leaseOwner: null, leaseUntil: null },
+        ACTIVE_RUN_STATUSES,
+      );
+      if (stored) await this.options.bus.publish(runId);
+      return stored?.run;
+    } catch (error) {
+      log.error({ err: error }, 'could not record the end of a run');
+      return undefined;
+    }
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const isActive = (status: RunStatus): boolean => ACTIVE_RUN_STATUSES.includes(status);
+
+/** The abort reason of a shutdown: the run ends `interrupted`, not `cancelled`. */
+export class InterruptSignal extends Error {
+  constructor() {
+    super(RUN_INTERRUPTED);
+  }
+}
+
+const queuedMessage = (ahead: number): string =>
+  `Queued: ${ahead === 0 ? 'no other run' : ahead === 1 ? '1 run' : `${ahead} runs`} ahead of this one, waiting for a free place`;
+
+interface Ending {
+  status: EndStatus;
+  response: string | null;
+  error: string | null;
+  final: RunFrame;
+}
+
+const errorEnd = (status: EndStatus, message: string): Ending => ({ status, response: null, error: message, final: { event: 'error', error_message: message } });
+const failedEnd = (message: string): Ending => errorEnd('failed', message);
+const cancelledEnd = (): Ending => errorEnd('cancelled', RUN_CANCELLED);
+const interruptedEnd = (): Ending => errorEnd('interrupted', RUN_INTERRUPTED);
+const abortedEnd = (signal: AbortSignal): Ending => (signal.reason instanceof InterruptSignal ? interruptedEnd() : cancelledEnd());
+
+/**
+ * Stores a run's frames one after another, in the order they were emitted, and tells followers
+ * after each is stored. Emitting never blocks the agent.
+ */
+class EventWriter {
+  private chain: Promise<void> = Promise.resolve();
+  /** Frames emitted and not yet being stored: text arriving faster than the store takes it joins the last one. */
+  private readonly waiting: RunFrame[] = [];
+  toolCalls = 0;
+
+  constructor(
+    private readonly runId: string,
+    private readonly options: RunServiceOptions,
+    private readonly now: () => Date,
+    private readonly log: Log,
+  ) {}
+
+  emit(frame: RunFrame): void {
+    if (frame.event === 'tool_start') this.toolCalls += 1;
+    const last = this.waiting.at(-1);
+    const merged = last === undefined ? undefined : mergeTextFrames(last, frame);
+    if (merged) {
+      this.waiting[this.waiting.length - 1] = merged;
+      return;
+    }
+    this.waiting.push(frame);
+    this.chain = this.chain.then(async () => {
+      const data = encodeEvent(this.waiting.shift()!);
+      try {
+        // Only while the run is active: after a cancel from elsewhere, nothing follows its last event.
+        const stored = await this.options.store.appendEvent(this.runId, data, this.now(), {}, ACTIVE_RUN_STATUSES);
+        if (stored) await this.options.bus.publish(this.runId);
+      } catch (error) {
+        this.log.error({ err: error }, 'could not store a run event');
+      }
+    });
+  }
+
+  flushed(): Promise<void> {
+    return this.chain;
+  }
+}

@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { bwrapArguments, type SandboxSpec } from './bubblewrap.js';
+import { safeSearchPath } from './exec/environment.js';
+import { locateProgram } from './exec/program-path.js';
+import { stageEtc } from './system-view.js';
+import { findPidsCgroup, inCgroup, limitedCommand, PidsCgroupPool, type ResourceLimits } from './resource-limits.js';
+
+/** `/health`'s `sandbox` value and what the shell tools do. */
+export type SandboxState = 'bubblewrap' | 'unavailable' | 'disabled';
+
+export interface SandboxAvailability {
+  state: SandboxState;
+  /** Why, in words for the start-up log and the shell tools' refusal. */
+  reason: string;
+  bwrapPath?: string;
+  prlimitPath?: string;
+  /** Present when the service runs as root and pids cgroups can be made (RLIMIT_NPROC spares root). */
+  cgroups?: PidsCgroupPool;
+  shellPath?: string;
+  /** The scrubbed copy of /etc the sandbox shows (see stageEtc). */
+  etc?: string;
+}
+
+type Usable = SandboxAvailability & { state: 'bubblewrap'; bwrapPath: string; prlimitPath: string; etc: string };
+
+/** The refusal EXTENSIONS.md section 1 fixes, word for word. */
+export const sandboxUnavailableMessage = (why: string): string => `Shell tools need the sandbox (bubblewrap), which is not available: ${why}`;
+
+/** Programs the sandbox itself needs are looked up only in the system directories. */
+const SYSTEM_PATH = '/usr/bin:/bin:/usr/sbin:/sbin';
+const PROBE_TIMEOUT_MS = 5000;
+
+/** How one process is started: the program and arguments to spawn instead of the command. */
+export interface Launch {
+  file: string;
+  args: string[];
+}
+
+/**
+ * Starts tool processes inside the sandbox: bubblewrap's view, prlimit's limits, and for a root
+ * service a pids cgroup. One per tool call; dispose() after its processes are gone.
+ */
+export class SandboxLauncher {
+  private readonly cgroup: string | undefined;
+
+  constructor(
+    private readonly availability: Usable,
+    private readonly spec: Omit<SandboxSpec, 'cwd' | 'etc'>,
+    private readonly limits: ResourceLimits,
+  ) {
+    this.cgroup = availability.shellPath === undefined ? undefined : availability.cgroups?.acquire(limits.maxProcesses);
+  }
+
+  launch(executable: string, args: readonly string[], cwd: string): Launch {
+    const inner = limitedCommand(this.availability.prlimitPath, this.limits, [executable, ...args]);
+    const { etc } = this.availability;
+    // The staged /etc itself is hidden, should an allowed path contain it: no command may plant
+    // an ld.so.preload there for the next sandbox.
+    const spec = { ...this.spec, etc, hiddenPaths: [...this.spec.hiddenPaths, etc], cwd };
+    const sandboxed = [this.availability.bwrapPath, ...bwrapArguments(spec, inner)];
+    const { shellPath } = this.availability;
+    const command = this.cgroup === undefined || shellPath === undefined ? sandboxed : inCgroup(shellPath, this.cgroup, sandboxed);
+    return { file: command[0] as string, args: command.slice(1) };
+  }
+
+  /** After the processes are gone: the cgroup goes back to the pool. */
+  dispose(): void {
+    if (this.cgroup !== undefined) this.availability.cgroups?.release(this.cgroup);
+  }
+}
+
+export const isAvailable = (availability: SandboxAvailability): availability is Usable =>
+  availability.state === 'bubblewrap' && availability.bwrapPath !== undefined && availability.prlimitPath !== undefined && availability.etc !== undefined;
+
+const probes = new Map<string, Promise<SandboxAvailability>>();
+
+/** Runs `true` in the same sandbox and limits the tools get: namespaces may be refused (containers). */
+function probe(found: Usable): Promise<SandboxAvailability> {
+  const truePath = locateProgram('true', SYSTEM_PATH) ?? '/bin/true';
+  const spec = {
+    allowedPaths: [],
+    writable: false,
+    network: false,
+    readOnlyPaths: [],
+    hiddenPaths: [],
+    toolchains: [],
+    tmpBytes: 1024 * 1024,
+  };
+  const launcher = new SandboxLauncher(found, spec, { memoryMb: 256, maxProcesses: 16 });
+  const { file, args } = launcher.launch(truePath, [], '/');
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: PROBE_TIMEOUT_MS, env: {} }, (error, _stdout, stderr) => {
+      launcher.dispose();
+      if (error === null) resolve(found);
+      else resolve({ state: 'unavailable', reason: `bubblewrap cannot create a sandbox here: ${stderr.trim() || error.message}` });
+    });
+  });
+}
+
+/**
+ * Whether tool processes can run sandboxed, checked once per bwrap binary. `disabled` is the
+ * operator's choice (SANDBOX_ENABLED=false); `unavailable` makes the shell tools refuse.
+ */
+export function detectSandbox(
+  settings: { sandboxEnabled: boolean },
+  searchPath: string = safeSearchPath(process.env.PATH, []),
+): Promise<SandboxAvailability> {
+  if (!settings.sandboxEnabled) return Promise.resolve({ state: 'disabled', reason: 'SANDBOX_ENABLED=false: tools run under the text policy only' });
+  const bwrapPath = locateProgram('bwrap', searchPath);
+  if (bwrapPath === undefined) return Promise.resolve({ state: 'unavailable', reason: 'bubblewrap (bwrap) is not installed' });
+  const prlimitPath = locateProgram('prlimit', SYSTEM_PATH);
+  if (prlimitPath === undefined) return Promise.resolve({ state: 'unavailable', reason: 'prlimit (util-linux) is not installed in /usr/bin or /bin' });
+  let result = probes.get(bwrapPath);
+  if (result === undefined) {
+    const root = process.getuid?.() === 0;
+    const pidsCgroup = root ? findPidsCgroup() : undefined;
+    const shellPath = locateProgram('sh', SYSTEM_PATH);
+    const found = {
+      state: 'bubblewrap' as const,
+      reason: `bubblewrap at ${bwrapPath}`,
+      bwrapPath,
+      prlimitPath,
+      etc: stageEtc(),
+      ...(pidsCgroup === undefined || shellPath === undefined ? {} : { cgroups: new PidsCgroupPool(pidsCgroup), shellPath }),
+    };
+    result = probe(found);
+    probes.set(bwrapPath, result);
+  }
+  return result;
+}

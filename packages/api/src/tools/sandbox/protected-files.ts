@@ -1,0 +1,97 @@
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isWithin } from './paths.js';
+
+const isDirectory = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+const isFile = (path: string): boolean => {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/** The repository directory a `.git` entry names: itself, or the target of a `gitdir:` file. */
+function gitDirectoryOf(dotGit: string): string | undefined {
+  if (isDirectory(dotGit)) return dotGit;
+  if (!isFile(dotGit)) return undefined;
+  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096));
+  if (match?.[1] === undefined) return undefined;
+  const target = isAbsolute(match[1]) ? match[1] : resolve(dirname(dotGit), match[1]);
+  return isDirectory(target) ? target : undefined;
+}
+
+/** The repository a `commondir` file points at (worktrees share its config and hooks). */
+function commonDirectoryOf(gitDir: string): string | undefined {
+  const file = join(gitDir, 'commondir');
+  if (!isFile(file)) return undefined;
+  const text = readFileSync(file, 'utf8').slice(0, 4096).trim();
+  const target = isAbsolute(text) ? text : resolve(gitDir, text);
+  return isDirectory(target) ? target : undefined;
+}
+
+const PER_REPOSITORY = ['config', 'config.worktree', 'commondir', 'hooks'];
+/** Submodule repositories below `.git/modules`, and linked worktrees: each has its own config and hooks. */
+const NESTED = ['modules', 'worktrees'];
+const MAX_NESTED_DEPTH = 4;
+
+function repositoryFiles(gitDir: string, depth = 0): string[] {
+  const found = PER_REPOSITORY.map((name) => join(gitDir, name));
+  if (depth >= MAX_NESTED_DEPTH) return found;
+  for (const nested of NESTED) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(gitDir, nested));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const dir = join(gitDir, nested, name);
+      if (isDirectory(dir)) found.push(...repositoryFiles(dir, depth + 1));
+    }
+  }
+  return found;
+}
+
+/** Work trees a command can reach git through: the working directory up to its allowed root, and each root. */
+function workTrees(cwd: string, roots: readonly string[]): string[] {
+  const found = new Set<string>();
+  const root = roots.find((r) => isWithin(r, cwd));
+  for (let dir = cwd; root !== undefined && isWithin(root, dir); dir = dirname(dir)) {
+    found.add(dir);
+    if (dir === root) break;
+  }
+  for (const r of roots) found.add(r);
+  return [...found];
+}
+
+/**
+ * The protected git paths a command run in `cwd` could change or make git obey: for each
+ * repository around it (a `.git` directory, a `gitdir:` file, the repository its `commondir` names,
+ * submodules and worktrees), `config`, `config.worktree`, `commondir` and `hooks`; and `.gitmodules`.
+ * A bare repository (a directory holding `HEAD`, `config` and `objects`) counts too. Paths that do
+ * not exist yet are listed: creating them is a change.
+ */
+export function protectedGitPaths(cwd: string, roots: readonly string[]): string[] {
+  const paths = new Set<string>();
+  for (const tree of workTrees(cwd, roots)) {
+    paths.add(join(tree, '.gitmodules'));
+    const gitDirs: string[] = [];
+    const own = gitDirectoryOf(join(tree, '.git'));
+    if (own !== undefined) gitDirs.push(own);
+    if (isFile(join(tree, 'HEAD')) && isDirectory(join(tree, 'objects'))) gitDirs.push(tree);
+    for (const gitDir of gitDirs) {
+      for (const path of repositoryFiles(gitDir)) paths.add(path);
+      const common = commonDirectoryOf(gitDir);
+      if (common !== undefined) for (const path of repositoryFiles(common)) paths.add(path);
+    }
+  }
+  return [...paths].sort();
+}

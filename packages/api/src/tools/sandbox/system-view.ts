@@ -1,0 +1,156 @@
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isWithin } from './paths.js';
+
+/** One entry of the file-system view, in bubblewrap's terms. */
+export type Mount =
+  | { kind: 'ro-bind'; source: string; target: string }
+  | { kind: 'bind'; source: string; target: string }
+  | { kind: 'symlink'; linkTarget: string; target: string }
+  | { kind: 'tmpfs'; target: string; sizeBytes?: number }
+  | { kind: 'dir'; target: string }
+  /** /dev/null bound over a file: it reads as empty and cannot be written. */
+  | { kind: 'mask-file'; target: string };
+
+/** Where the system keeps programs and libraries: shown read-only, as links when the host has links. */
+export const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * The /etc entries programs need to run (users and groups by name, name resolution, the dynamic
+ * linker, certificates, time zone, alternatives, locales). Everything else in /etc is absent:
+ * shadow files, sudoers, SSH host keys, the system gitconfig, the service's own configuration.
+ */
+export const ETC_ENTRIES = [
+  'passwd', 'group', 'hosts', 'hostname', 'resolv.conf', 'nsswitch.conf', 'host.conf', 'services', 'protocols',
+  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'pki',
+  'crypto-policies', 'alternatives', 'localtime', 'timezone', 'locale.alias', 'locale.conf', 'default/locale',
+  'mime.types', 'magic', 'os-release', 'debian_version', 'terminfo', 'inputrc',
+];
+
+const isDirectory = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A copy of the /etc entries programs need, made once per service process in a directory of its
+ * own and shown as the sandbox's /etc with one mount instead of one per entry (each mount costs
+ * start-up time on every command). Links are copied as links: those into /usr resolve inside.
+ */
+export function stageEtc(): string {
+  const staged = mkdtempSync(join(tmpdir(), 'mada-etc-'));
+  for (const entry of ETC_ENTRIES) {
+    const source = join('/etc', entry);
+    if (!existsSync(source)) continue;
+    const target = join(staged, entry);
+    mkdirSync(dirname(target), { recursive: true });
+    // The entry itself through its real path (resolv.conf may link into /run); below it, verbatim.
+    // Never a private key directory (/etc/ssl/private, /etc/pki/tls/private).
+    const filter = (path: string): boolean => !path.split('/').includes('private');
+    cpSync(realpathSync(source), target, { recursive: true, verbatimSymlinks: true, dereference: false, filter });
+  }
+  chmodSync(staged, 0o755);
+  process.once('exit', () => rmSync(staged, { recursive: true, force: true }));
+  return staged;
+}
+
+/** System directories as the host has them: a link stays a link (`/bin -> usr/bin`), a directory is bound read-only. */
+export function systemMounts(etc: string): Mount[] {
+  const mounts: Mount[] = [];
+  for (const dir of SYSTEM_DIRECTORIES) {
+    let stats;
+    try {
+      stats = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (stats.isSymbolicLink()) mounts.push({ kind: 'symlink', linkTarget: readlinkSync(dir), target: dir });
+    else if (stats.isDirectory()) mounts.push({ kind: 'ro-bind', source: dir, target: dir });
+  }
+  mounts.push({ kind: 'ro-bind', source: etc, target: '/etc' });
+  return mounts;
+}
+
+const isSystemPath = (path: string): boolean => SYSTEM_DIRECTORIES.some((dir) => isWithin(dir, path));
+
+/** Too broad to bind: `/`, a top-level directory, a home directory or anything above one. */
+function tooBroad(path: string): boolean {
+  if (path.split('/').filter((part) => part !== '').length < 2) return true;
+  const home = homedir();
+  return isWithin(path, home) || path === dirname(home);
+}
+
+/** Parts of an installation prefix (`<prefix>/bin` on PATH: nvm's node, /opt/<tool>). */
+const PREFIX_PARTS = ['bin', 'lib', 'lib64', 'libexec', 'include'];
+
+/** The read-only directories an interpreter found in `dir` (a PATH entry) needs. */
+function prefixParts(dir: string): string[] {
+  const found = [dir];
+  for (let up = dirname(dir), depth = 0; depth < 3 && up !== '/'; up = dirname(up), depth++) {
+    // A version manager's root (pyenv, rbenv, nodenv): its shims need all of it, and it holds only toolchains.
+    if (isDirectory(join(up, 'versions')) && isDirectory(join(up, 'libexec'))) {
+      found.push(up);
+      break;
+    }
+  }
+  if (basename(dir) === 'bin' && isDirectory(join(dirname(dir), 'lib'))) found.push(...PREFIX_PARTS.map((part) => join(dirname(dir), part)));
+  return found;
+}
+
+/** Installation prefixes that programs in `dir` link to (`/usr/local/bin/node -> /opt/node/bin/node`). */
+function linkedPrefixes(dir: string): string[] {
+  const found: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return found;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      if (!lstatSync(path).isSymbolicLink()) continue;
+      const real = realpathSync(path);
+      const bin = dirname(real);
+      const prefix = basename(bin) === 'bin' ? dirname(bin) : bin;
+      // Into a home directory only through a PATH entry of its own (nvm, pyenv): never a guess.
+      if (!isSystemPath(real) && !isWithin(homedir(), real)) found.push(prefix);
+    } catch {
+      continue;
+    }
+  }
+  return found;
+}
+
+/**
+ * The read-only directories for the programs on `searchPath` that live outside the system
+ * directories (pyenv, nvm, cargo, /opt installations) and for `readPaths` (SANDBOX_READ_PATHS).
+ * Never `/`, a top-level directory, or a home directory as a whole: only the toolchain inside it.
+ * Paths inside `excluded` (the allowed paths, DATA_DIR) are left to their own rules.
+ */
+export function toolchainPaths(searchPath: string, readPaths: readonly string[], excluded: readonly string[]): string[] {
+  const candidates: string[] = [];
+  for (const entry of searchPath.split(delimiter)) {
+    if (!isAbsolute(entry) || !isDirectory(entry)) continue;
+    const real = realpathSync(entry);
+    if (!isSystemPath(real)) candidates.push(...prefixParts(real));
+    // The distribution's own bin directories hold thousands of entries and link only within /usr.
+    if (!isSystemPath(real) || isWithin('/usr/local', real)) candidates.push(...linkedPrefixes(real));
+  }
+  const chosen = new Set<string>();
+  for (const candidate of candidates) {
+    if (!existsSync(candidate)) continue;
+    const real = realpathSync(candidate);
+    if (isSystemPath(real) || tooBroad(real) || excluded.some((path) => isWithin(path, real) || isWithin(real, path))) continue;
+    chosen.add(real);
+  }
+  for (const path of readPaths) {
+    const absolute = resolve(path);
+    if (existsSync(absolute)) chosen.add(realpathSync(absolute));
+  }
+  return [...chosen].sort();
+}

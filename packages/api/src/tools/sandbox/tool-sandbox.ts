@@ -1,0 +1,58 @@
+import type { ToolContext } from '../tool.js';
+import type { SandboxSpec } from './bubblewrap.js';
+import { detectSandbox, isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
+import { protectedGitPaths } from './protected-files.js';
+import { toolchainPaths } from './system-view.js';
+
+/** `write`: bash (allowed paths writable, network per SANDBOX_NETWORK); `read`: everything else. */
+export type SandboxMode = 'read' | 'write';
+
+/** Every path no tool process may change, around a command run in `cwd`: git's and the service's `.env`. */
+export const protectedPathsFor = (context: ToolContext, cwd: string): string[] => [
+  ...protectedGitPaths(cwd, context.sandbox.roots),
+  ...context.sandbox.protectedFiles,
+];
+
+const toolchainMemo = new Map<string, string[]>();
+const MEMO_LIMIT = 16;
+
+/** Found once per PATH and settings: scanning PATH costs milliseconds, and toolchains move only with a restart. */
+function toolchainsFor(searchPath: string, readPaths: readonly string[], roots: readonly string[]): string[] {
+  const key = [searchPath, readPaths.join('\0'), roots.join('\0')].join('\n');
+  let found = toolchainMemo.get(key);
+  if (found === undefined) {
+    found = toolchainPaths(searchPath, readPaths, roots);
+    if (toolchainMemo.size >= MEMO_LIMIT) toolchainMemo.clear();
+    toolchainMemo.set(key, found);
+  }
+  return found;
+}
+
+export function sandboxSpec(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Omit<SandboxSpec, 'cwd' | 'etc'> {
+  return {
+    allowedPaths: context.sandbox.roots,
+    writable: mode === 'write',
+    network: mode === 'write' && context.settings.sandboxNetwork,
+    readOnlyPaths: protectedPathsFor(context, cwd),
+    hiddenPaths: context.sandbox.hiddenPaths,
+    toolchains: toolchainsFor(searchPath, context.settings.sandboxReadPaths, context.sandbox.roots),
+    tmpBytes: context.settings.sandboxMemoryMb * 1024 * 1024,
+  };
+}
+
+export interface ToolSandbox {
+  availability: SandboxAvailability;
+  /** Present when processes run sandboxed; absent when the operator disabled the sandbox. */
+  launcher?: SandboxLauncher;
+}
+
+/**
+ * The sandbox for one tool call's processes. With the sandbox unavailable there is no launcher and
+ * the caller must refuse (or, for search, not start a process at all).
+ */
+export async function toolSandbox(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<ToolSandbox> {
+  const availability = await detectSandbox(context.settings);
+  if (!isAvailable(availability)) return { availability };
+  const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses };
+  return { availability, launcher: new SandboxLauncher(availability, sandboxSpec(context, mode, searchPath, cwd), limits) };
+}

@@ -1,0 +1,56 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CheckpointService } from '../../src/checkpoints/checkpoint-service.js';
+import type { RunRecord } from '../../src/db/run-repository.js';
+
+const quiet = { warn: () => undefined };
+
+function fixture() {
+  const workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-ckpt-wd-')));
+  const root = mkdtempSync(join(tmpdir(), 'mada-ckpt-root-'));
+  const service = new CheckpointService({ root, maxFileBytes: 1024 * 1024, excludedPaths: [], log: quiet });
+  return { workingDir, root, service };
+}
+
+/** Only the fields checkpoints read. */
+const runRecord = (id: string, workingDir: string, status: RunRecord['status']): RunRecord => ({ id, workingDir, status }) as RunRecord;
+
+describe('checkpoints of runs', () => {
+  it('take the end snapshot of a run interrupted before it could, when the sweep finds it', async () => {
+    const { workingDir, root, service } = fixture();
+    writeFileSync(join(workingDir, 'a.txt'), 'before\n');
+    const id = '11111111-1111-4111-8111-111111111111';
+    await service.forRun(id, workingDir).beforeModify();
+    writeFileSync(join(workingDir, 'a.txt'), 'after\n');
+    // The service stopped here: no finish(). At start-up the run is found interrupted.
+    const interrupted = runRecord(id, workingDir, 'interrupted');
+    await service.sweep(async () => interrupted);
+    const [shadow] = readdirSync(root);
+    expect(execFileSync('git', ['--git-dir', join(root, shadow!), 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' })).toContain(`refs/mada/runs/${id}/after`);
+    writeFileSync(join(workingDir, 'a.txt'), 'later still\n');
+    expect((await service.changes(interrupted)).files).toEqual([{ path: 'a.txt', change: 'modified', additions: 1, deletions: 1 }]);
+  });
+
+  it('keep the snapshots of concurrent runs on one working directory apart', async () => {
+    const { workingDir, service } = fixture();
+    for (let i = 0; i < 20; i++) writeFileSync(join(workingDir, `f${i}.txt`), `${i}\n`);
+    const ids = Array.from({ length: 6 }, (_, i) => `2222222${i}-2222-4222-8222-222222222222`);
+    const checkpoints = ids.map((id) => service.forRun(id, workingDir));
+    await Promise.all(checkpoints.map((c) => c.beforeModify()));
+    await Promise.all(
+      checkpoints.map(async (checkpoint, i) => {
+        writeFileSync(join(workingDir, `new${i}.txt`), `run ${i}\n`);
+        await checkpoint.finish();
+      }),
+    );
+    for (const id of ids) {
+      const { files } = await service.changes(runRecord(id, workingDir, 'succeeded'));
+      // Each run's end snapshot holds at least its own new file, and every snapshot is whole.
+      expect(files.every((file) => file.change === 'added' && /^new\d\.txt$/.test(file.path))).toBe(true);
+      expect(files.map((file) => file.path)).toContain(`new${ids.indexOf(id)}.txt`);
+    }
+  });
+});

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ConversationRepository } from '../../src/db/repository.js';
+import type { NewRun, RunRepository } from '../../src/db/run-repository.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
+
+const at = (iso: string) => new Date(iso);
+const T0 = at('2026-02-01T10:00:00.000Z');
+const minutes = (n: number) => new Date(T0.getTime() + n * 60_000);
+const DAY_AGO = (now: Date) => new Date(now.getTime() - 24 * 3_600_000);
+const ENDING = { error: 'Run interrupted: the service stopped', eventData: '{"event":"error","error_message":"Run interrupted: the service stopped"}' };
+
+describe.each(DIALECTS)('run repository on %s', (dialect) => {
+  let db: TestDatabase;
+  let repo: ConversationRepository;
+  let runs: RunRepository;
+
+  beforeEach(async () => {
+    db = await createTestDatabase(dialect);
+    repo = db.repository;
+    runs = repo.runs;
+  });
+  afterEach(async () => db.drop());
+
+  const newRun = (overrides: Partial<NewRun> = {}): NewRun => ({
+    id: randomUUID(),
+    userId: 'alice',
+    agentType: 'task',
+    mode: 'default',
+    prompt: 'fix the build',
+    workingDir: '/srv/app',
+    conversationId: null,
+    status: 'queued',
+    now: T0,
+    idempotencyKey: null,
+    requestHash: null,
+    leaseOwner: 'replica-a',
+    leaseUntil: minutes(1),
+    ...overrides,
+  });
+  const create = async (overrides: Partial<NewRun> = {}) => (await runs.createRun(newRun(overrides), { idempotentSince: DAY_AGO(overrides.now ?? T0) })).run;
+
+  it('stores a run with zero usage and no events, and finds it by id', async () => {
+    const run = await create();
+    expect(run).toMatchObject({
+      userId: 'alice',
+      status: 'queued',
+      prompt: 'fix the build',
+      conversationId: null,
+      response: null,
+      error: null,
+      createdAt: T0,
+      startedAt: null,
+      endedAt: null,
+      modelCalls: 0,
+      toolCalls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      lastEventId: 0,
+    });
+    expect(await runs.findRun(run.id)).toEqual(run);
+    expect(await runs.findRun(randomUUID())).toBeUndefined();
+  });
+
+  it('returns the first run for a repeated idempotency key within the window and stores nothing new', async () => {
+    const first = await runs.createRun(newRun({ idempotencyKey: 'k1', requestHash: 'h1' }), { idempotentSince: DAY_AGO(T0) });
+    const again = await runs.createRun(newRun({ idempotencyKey: 'k1', requestHash: 'h2', now: minutes(5) }), { idempotentSince: DAY_AGO(minutes(5)) });
+    expect(first.created).toBe(true);
+    expect(again).toEqual({ run: first.run, created: false });
+    expect(again.run.requestHash).toBe('h1');
+    expect((await runs.listRuns('alice', { limit: 10, offset: 0, status: null })).total).toBe(1);
+    expect(await runs.findRunByIdempotencyKey('alice', 'k1', DAY_AGO(minutes(5)))).toEqual(first.run);
+    // Another user's key of the same name is another request.
+    expect((await runs.createRun(newRun({ userId: 'bob', idempotencyKey: 'k1' }), { idempotentSince: DAY_AGO(T0) })).created).toBe(true);
+  });
+
+  it('starts a new run for a key older than the window', async () => {
+    const old = await create({ idempotencyKey: 'k1' });
+    const later = minutes(25 * 60);
+    const fresh = await runs.createRun(newRun({ idempotencyKey: 'k1', now: later }), { idempotentSince: DAY_AGO(later) });
+    expect(fresh.created).toBe(true);
+    expect(fresh.run.id).not.toBe(old.id);
+    expect(await runs.findRunByIdempotencyKey('alice', 'k1', DAY_AGO(later))).toEqual(fresh.run);
+    expect(await runs.findRun(old.id)).toMatchObject({ id: old.id, idempotencyKey: null });
+  });
+
+  it('creates exactly one run when 20 requests carry the same key at once', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => runs.createRun(newRun({ idempotencyKey: 'same' }), { idempotentSince: DAY_AGO(T0) })),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.run.id)).size).toBe(1);
+    expect((await runs.listRuns('alice', { limit: 50, offset: 0, status: null })).total).toBe(1);
+  });
+
+  it('lists only the user’s runs, newest first, by status, with paging and a total', async () => {
+    const a = await create({ now: minutes(1) });
+    const b = await create({ now: minutes(2), status: 'running' });
+    const c = await create({ now: minutes(3) });
+    await create({ userId: 'bob', now: minutes(4) });
+    const all = await runs.listRuns('alice', { limit: 2, offset: 0, status: null });
+    expect(all.items.map((r) => r.id)).toEqual([c.id, b.id]);
+    expect(all.total).toBe(3);
+    expect((await runs.listRuns('alice', { limit: 2, offset: 2, status: null })).items.map((r) => r.id)).toEqual([a.id]);
+    const queued = await runs.listRuns('alice', { limit: 10, offset: 0, status: 'queued' });
+    expect(queued.items.map((r) => r.id)).toEqual([c.id, a.id]);
+    expect(queued.total).toBe(2);
+  });
+
+  it('updates status, response and times, and only from the given statuses when asked', async () => {
+    const run = await create();
+    const started = await runs.updateRun(run.id, { status: 'running', startedAt: minutes(1) });
+    expect(started).toMatchObject({ status: 'running', startedAt: minutes(1) });
+    const ended = await runs.updateRun(run.id, { status: 'succeeded', endedAt: minutes(2), response: 'done', leaseOwner: null, leaseUntil: null }, [
+      'running',
+    ]);
+    expect(ended).toMatchObject({ status: 'succeeded', response: 'done', endedAt: minutes(2), leaseOwner: null });
+    // A cancel that comes after the end changes nothing.
+    expect(await runs.updateRun(run.id, { status: 'cancelled' }, ['queued', 'running', 'waiting_approval'])).toBeUndefined();
+    expect((await runs.findRun(run.id))?.status).toBe('succeeded');
+    expect(await runs.updateRun(randomUUID(), { status: 'failed' })).toBeUndefined();
+  });
+
+  it('adds usage without losing concurrent increments', async () => {
+    const run = await create();
+    await Promise.all(Array.from({ length: 30 }, () => runs.addUsage(run.id, { modelCalls: 1, inputTokens: 100, outputTokens: 7 })));
+    await runs.addUsage(run.id, { toolCalls: 2 });
+    expect(await runs.findRun(run.id)).toMatchObject({ modelCalls: 30, toolCalls: 2, inputTokens: 3000, outputTokens: 210 });
+  });
+
+  it('numbers events 1, 2, 3 … without gaps under 50 concurrent appends, keeping their text exactly', async () => {
+    const run = await create();
+    const texts = Array.from({ length: 50 }, (_, i) => `{"event":"chunk","content":"part ${i} é😀\\u0001"}`);
+    const appended = await Promise.all(texts.map((text) => runs.appendEvent(run.id, text, T0)));
+    expect(appended.map((a) => a!.event.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const events = await runs.eventsAfter(run.id, 0, 100);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(new Set(events.map((e) => e.data))).toEqual(new Set(texts));
+    for (const a of appended) expect(events[a!.event.seq - 1]!.data).toBe(a!.event.data);
+    expect((await runs.findRun(run.id))?.lastEventId).toBe(50);
+  });
+
+  it('replays events after a given seq, a page at a time', async () => {
+    const run = await create();
+    for (let i = 1; i <= 7; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
+    expect((await runs.eventsAfter(run.id, 2, 3)).map((e) => e.data)).toEqual(['{"n":3}', '{"n":4}', '{"n":5}']);
+    expect((await runs.eventsAfter(run.id, 5, 100)).map((e) => e.seq)).toEqual([6, 7]);
+    expect(await runs.eventsAfter(run.id, 7, 100)).toEqual([]);
+    expect(await runs.eventsAfter(run.id, 99, 100)).toEqual([]);
+  });
+
+  it('stores a final event and the status it implies together', async () => {
+    const run = await create({ status: 'running' });
+    await runs.appendEvent(run.id, '{"event":"thinking"}', minutes(1));
+    const last = await runs.appendEvent(run.id, '{"event":"done"}', minutes(2), { status: 'succeeded', endedAt: minutes(2), response: 'ok' });
+    expect(last?.event).toEqual({ runId: run.id, seq: 2, data: '{"event":"done"}', createdAt: minutes(2) });
+    expect(last?.run).toMatchObject({ status: 'succeeded', lastEventId: 2, response: 'ok' });
+    expect(await runs.appendEvent(randomUUID(), '{}', T0)).toBeUndefined();
+  });
+
+  it('interrupts active runs whose lease ran out, with a last error event, and frees their conversation', async () => {
+    const conversation = await repo.createConversation({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 });
+    const dead = await create({ status: 'running', conversationId: conversation.id, leaseUntil: minutes(1) });
+    expect(await repo.acquireTurn(conversation.id, dead.id, T0, minutes(60))).toBe(true);
+    await runs.appendEvent(dead.id, '{"event":"thinking"}', T0);
+    const alive = await create({ status: 'running', leaseUntil: minutes(10) });
+    const finished = await create({ status: 'running', leaseUntil: minutes(1) });
+    await runs.updateRun(finished.id, { status: 'succeeded', endedAt: minutes(1) });
+
+    await runs.renewLeases('replica-a', minutes(10));
+    expect(await runs.interruptAbandonedRuns(minutes(5), minutes(5), ENDING)).toEqual([]);
+
+    await runs.updateRun(dead.id, { leaseUntil: minutes(1) });
+    expect(await runs.interruptAbandonedRuns(minutes(5), minutes(5), ENDING)).toEqual([dead.id]);
+    expect(await runs.findRun(dead.id)).toMatchObject({ status: 'interrupted', error: ENDING.error, endedAt: minutes(5), lastEventId: 2 });
+    expect((await runs.eventsAfter(dead.id, 0, 10)).map((e) => e.data)).toEqual(['{"event":"thinking"}', ENDING.eventData]);
+    expect((await runs.findRun(alive.id))?.status).toBe('running');
+    expect((await runs.findRun(finished.id))?.status).toBe('succeeded');
+    expect(await repo.findConversation(conversation.id)).toMatchObject({ busyToken: null, busyUntil: null });
+    expect(await repo.acquireTurn(conversation.id, randomUUID(), minutes(5), minutes(6))).toBe(true);
+  });
+
+  it('deletes ended runs older than the cutoff with their events, and keeps the rest', async () => {
+    const old = await create();
+    await runs.appendEvent(old.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: minutes(1) });
+    const recent = await create();
+    await runs.updateRun(recent.id, { status: 'failed', endedAt: minutes(100) });
+    const active = await create({ status: 'running' });
+    expect(await runs.deleteRunsEndedBefore(minutes(50))).toBe(1);
+    expect(await runs.findRun(old.id)).toBeUndefined();
+    expect(await runs.eventsAfter(old.id, 0, 10)).toEqual([]);
+    expect(await runs.findRun(recent.id)).toBeDefined();
+    expect(await runs.findRun(active.id)).toBeDefined();
+  });
+
+  it('deletes a conversation’s runs and their events with the conversation', async () => {
+    const conversation = await repo.createConversation({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 });
+    const run = await create({ conversationId: conversation.id });
+    await runs.appendEvent(run.id, '{"event":"thinking"}', T0);
+    const other = await create();
+    expect(await repo.deleteConversation(conversation.id)).toBe(true);
+    expect(await runs.findRun(run.id)).toBeUndefined();
+    expect(await runs.eventsAfter(run.id, 0, 10)).toEqual([]);
+    expect(await runs.findRun(other.id)).toBeDefined();
+  });
+});

@@ -1,0 +1,123 @@
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { openSocket, parseRaw, readUntilClosed, send } from '../support/raw-http.js';
+
+let t: TestApp | undefined;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await t?.close();
+  t = undefined;
+});
+
+async function listening(env: Record<string, string> = {}): Promise<string> {
+  t = await createTestApp({ env });
+  return t.app.listen({ port: 0, host: '127.0.0.1' });
+}
+
+async function socketTo(base: string): Promise<Socket> {
+  const socket = await openSocket(base);
+  sockets.push(socket);
+  return socket;
+}
+
+describe('slow and idle connections', () => {
+  it('answers 408 with a detail and closes a request whose body never finishes arriving', async () => {
+    const base = await listening({ REQUEST_TIMEOUT_SECONDS: '1' });
+    const socket = await socketTo(base);
+    const closed = readUntilClosed(socket);
+    socket.write('POST /agents/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"agent');
+    const { status, body } = parseRaw(await closed);
+    expect(status).toBe(408);
+    expect(body).toEqual({ detail: 'Request timed out: it did not arrive whole in time' });
+  });
+
+  it('closes a connection whose headers never finish', async () => {
+    const base = await listening({ REQUEST_TIMEOUT_SECONDS: '1' });
+    const socket = await socketTo(base);
+    const closed = readUntilClosed(socket);
+    socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+    expect(parseRaw(await closed).status).toBe(408);
+  });
+
+  it('closes an idle keep-alive connection after KEEP_ALIVE_TIMEOUT_SECONDS', async () => {
+    const base = await listening({ KEEP_ALIVE_TIMEOUT_SECONDS: '0.5' });
+    const socket = await socketTo(base);
+    const closed = readUntilClosed(socket);
+    socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const text = await closed;
+    expect(parseRaw(text).status).toBe(200);
+    expect(text).toMatch(/keep-alive/i);
+  });
+});
+
+describe('connections per address', () => {
+  it('answers 429 on connections past MAX_CONNECTIONS_PER_ADDRESS and accepts new ones once others close', async () => {
+    const base = await listening({ MAX_CONNECTIONS_PER_ADDRESS: '3' });
+    const held = [await socketTo(base), await socketTo(base), await socketTo(base)];
+    const extra = await socketTo(base);
+    const refused = parseRaw(await readUntilClosed(extra));
+    expect(refused).toEqual({ status: 429, body: { detail: 'Too many open connections from this address (max 3)' } });
+    held[0]!.destroy();
+    await expect.poll(async () => (await send(base, { path: '/' }).catch(() => ({ status: 0 }))).status).toBe(200);
+  });
+});
+
+describe('failed authentication', () => {
+  it('answers 429 with Retry-After after 30 failures a minute from one address, even for a good key', async () => {
+    const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
+    for (let i = 0; i < 30; i++) {
+      const response = await send(base, { path: '/agents/', headers: { 'x-api-key': `guess-${i}` } });
+      expect(response.status).toBe(401);
+    }
+    const limited = await send(base, { path: '/agents/', headers: { 'x-api-key': 'alice-key-0123456789' } });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json()).toEqual({ detail: expect.stringMatching(/^Too many failed authentication attempts\. Retry in \d+ seconds\.$/) });
+    expect((await send(base, { path: '/health' })).status).toBe(200);
+  });
+
+  it('does not count successful requests', async () => {
+    const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
+    for (let i = 0; i < 40; i++) expect((await send(base, { path: '/agents/', headers: { 'x-api-key': 'alice-key-0123456789' } })).status).toBe(200);
+  });
+});
+
+describe("the HTTP server's own errors", () => {
+  const raw = async (base: string, request: string) => {
+    const socket = await socketTo(base);
+    const closed = readUntilClosed(socket);
+    socket.write(request);
+    return parseRaw(await closed);
+  };
+
+  it('answers bad percent-encoding with 400 and a detail', async () => {
+    const base = await listening();
+    const response = await send(base, { path: '/conversations/%E0%A4%A' });
+    expect([response.status, response.json()]).toEqual([400, { detail: 'Malformed URL: bad percent-encoding' }]);
+  });
+
+  it('answers a request line over 16 KiB with 414', async () => {
+    const base = await listening();
+    const response = await raw(base, `GET /conversations/${'a'.repeat(17_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(response).toEqual({ status: 414, body: { detail: 'Request line is too long' } });
+  });
+
+  it('answers headers over the limit with 431', async () => {
+    const base = await listening();
+    const response = await raw(base, `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`);
+    expect(response).toEqual({ status: 431, body: { detail: 'Request headers are too large' } });
+  });
+
+  it('answers a request it cannot parse with 400 and a detail', async () => {
+    const base = await listening();
+    expect(await raw(base, 'NONSENSE\r\n\r\n')).toEqual({ status: 400, body: { detail: 'Malformed HTTP request' } });
+  });
+
+  it('lets a long id reach the route (404), not the router', async () => {
+    const base = await listening();
+    const response = await send(base, { path: `/conversations/${'a'.repeat(500)}` });
+    expect([response.status, response.json()]).toEqual([404, { detail: 'Conversation not found' }]);
+  });
+});

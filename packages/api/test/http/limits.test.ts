@@ -1,0 +1,93 @@
+import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/tokens/count.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { send } from '../support/raw-http.js';
+
+const ALICE = { 'x-api-key': 'alice-key-0123456789' };
+const BOB = { 'x-api-key': 'bob-key-0123456789' };
+const KEYS = { API_KEYS: 'alice:alice-key-0123456789,bob:bob-key-0123456789' };
+const LIMITS = { ...KEYS, MAX_MESSAGE_TOKENS: '50', MAX_CONVERSATIONS_PER_USER: '2' };
+
+const long = 'word '.repeat(80);
+const tooLarge = { detail: `Message too large: ${countTokens(long)} tokens (max 50)` };
+
+describe.each(DIALECTS)('message and conversation limits on %s', (dialect) => {
+  let model: ScriptedModel;
+  let t: TestApp;
+  let base: string;
+  const others: TestApp[] = [];
+
+  beforeEach(async () => {
+    model = await startScriptedModel();
+    t = await createTestApp({ dialect, env: LIMITS, model: { url: model.url } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterEach(async () => {
+    for (const other of others.splice(0)) await other.close();
+    await t.close();
+    await model.close();
+  });
+
+  const create = async (headers = ALICE) => send(base, { method: 'POST', path: '/conversations/', headers, body: { working_dir: t.workdir } });
+  const post = (path: string, body: object, headers = ALICE) => send(base, { method: 'POST', path, headers, body });
+
+  it('refuses a message over MAX_MESSAGE_TOKENS with 413 on every route a client sends one, storing and running nothing', async () => {
+    const id = ((await create()).json() as { id: string }).id;
+    const refused = [
+      await post(`/conversations/${id}/messages`, { content: long }),
+      await post(`/conversations/${id}/stream`, { content: long }),
+      await post(`/conversations/${id}/save`, { user_content: long, assistant_content: 'ok' }),
+      await post(`/conversations/${id}/save`, { user_content: 'ok', assistant_content: long }),
+      await post('/agents/run', { agent_type: 'explore', prompt: long, working_dir: t.workdir }),
+      await post('/agents/stream', { agent_type: 'explore', prompt: long, working_dir: t.workdir }),
+    ];
+    for (const response of refused) expect([response.status, response.json()]).toEqual([413, tooLarge]);
+    expect(model.requests).toHaveLength(0);
+    expect((await send(base, { path: `/conversations/${id}`, headers: ALICE })).json()).toMatchObject({ messages: [] });
+  });
+
+  it('accepts a message at the limit', async () => {
+    const id = ((await create()).json() as { id: string }).id;
+    const fits = 'word '.repeat(40);
+    expect(countTokens(fits)).toBeLessThanOrEqual(50);
+    expect((await post(`/conversations/${id}/save`, { user_content: fits, assistant_content: fits })).status).toBe(200);
+    model.push(scripted.text('fine'));
+    expect((await post('/agents/run', { agent_type: 'explore', prompt: fits, working_dir: t.workdir })).json()).toMatchObject({ success: true });
+  });
+
+  it('counts a huge message without spaces and answers 413 with its size', async () => {
+    const id = ((await create()).json() as { id: string }).id;
+    const response = await post(`/conversations/${id}/save`, { user_content: 'x'.repeat(1_500_000), assistant_content: '' });
+    expect(response.status).toBe(413);
+    const n = Number(/^Message too large: (\d+) tokens \(max 50\)$/.exec((response.json() as { detail: string }).detail)?.[1]);
+    // Counting in pieces stays within 1% of what the tokenizer says for a shorter run of the same letter.
+    const exact = (countTokens('x'.repeat(8000)) / 8000) * 1_500_000;
+    expect(Math.abs(n - exact) / exact).toBeLessThan(0.01);
+  });
+
+  it('refuses a conversation past MAX_CONVERSATIONS_PER_USER with 403, per user', async () => {
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(201);
+    const refused = await create();
+    expect([refused.status, refused.json()]).toEqual([403, { detail: 'Conversation limit reached (2)' }]);
+    expect((await create(BOB)).status).toBe(201);
+    const id = ((await send(base, { path: '/conversations/', headers: ALICE })).json() as { conversations: { id: string }[] }).conversations[0]!.id;
+    expect((await send(base, { method: 'DELETE', path: `/conversations/${id}`, headers: ALICE })).status).toBe(204);
+    expect((await create()).status).toBe(201);
+  });
+
+  it('keeps data stored before a limit was lowered readable', async () => {
+    const id = ((await create()).json() as { id: string }).id;
+    await create();
+    expect((await post(`/conversations/${id}/save`, { user_content: 'word '.repeat(45), assistant_content: 'ok' })).status).toBe(200);
+    const stricter = await createTestApp({ dialect, env: { ...KEYS, MAX_MESSAGE_TOKENS: '10', MAX_CONVERSATIONS_PER_USER: '1' }, shareDatabaseOf: t });
+    others.push(stricter);
+    const strictBase = await stricter.app.listen({ port: 0, host: '127.0.0.1' });
+    const detail = await send(strictBase, { path: `/conversations/${id}`, headers: ALICE });
+    expect(detail.status).toBe(200);
+    expect((detail.json() as { messages: { content: string }[] }).messages[0]!.content).toBe('word '.repeat(45));
+    expect((await send(strictBase, { path: '/conversations/', headers: ALICE })).json()).toMatchObject({ total: 2 });
+  });
+});

@@ -1,0 +1,55 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+
+/** Top-level folders of src/ that a folder must never import: dependencies point one way. */
+const FORBIDDEN: Record<string, string[]> = {
+  tools: ['agents', 'conversations', 'runs', 'http'],
+  agents: ['conversations', 'runs', 'http'],
+  conversations: ['agents', 'runs', 'http'],
+  model: ['agents', 'conversations', 'tools', 'runs', 'http'],
+  db: ['agents', 'conversations', 'tools', 'runs', 'http'],
+  runs: ['http'],
+  tokens: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http'],
+  util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http'],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The src/ folder a file lives in (`app.ts` at the top lives in `.`). */
+const layerOf = (path: string): string => {
+  const parts = relative(SRC, path).split(sep);
+  return parts.length > 1 ? parts[0]! : '.';
+};
+
+/** `<importing file> -> <imported file>` for every relative import that crosses a forbidden line. */
+function violations(): string[] {
+  return sourceFiles(SRC).flatMap((file) => {
+    const banned = FORBIDDEN[layerOf(file)] ?? [];
+    const specifiers = [...readFileSync(file, 'utf8').matchAll(/\bfrom\s+'(\.{1,2}\/[^']+)'/g)].map((match) => match[1]!);
+    return specifiers
+      .map((specifier) => resolve(dirname(file), specifier))
+      .filter((target) => banned.includes(layerOf(target)))
+      .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`);
+  });
+}
+
+describe('module layering', () => {
+  it('finds the imports it checks (the scan itself works)', () => {
+    expect(sourceFiles(SRC).some((file) => file.endsWith(join('tools', 'spawn-agent.ts')))).toBe(true);
+    expect(layerOf(join(SRC, 'agents', 'engine.ts'))).toBe('agents');
+  });
+
+  it('never imports upwards: tools know no agents, the agent loop knows no conversations', () => {
+    expect(violations()).toEqual([]);
+  });
+});

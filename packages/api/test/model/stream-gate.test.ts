@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { StreamGate } from '../../src/model/index.js';
+
+/** Streams `chunks` through a gate: what went out live, and what the end of the answer adds. */
+function run(chunks: readonly string[]): { live: string; rest: string } {
+  const gate = new StreamGate();
+  const live = chunks.map((chunk) => gate.push(chunk)).join('');
+  return { live, rest: gate.finish() };
+}
+
+describe('StreamGate', () => {
+  it('lets prose through as it arrives, keeping back only what may start a marker', () => {
+    const gate = new StreamGate();
+    expect(gate.push('Hello ')).toBe('Hello ');
+    expect(gate.push('world <tool')).toBe('world ');
+    expect(gate.push('s> and more')).toBe('<tools> and more');
+  });
+
+  it('holds everything from where a call may begin until the answer ends', () => {
+    for (const marker of ['```json\n{}', '<tool_call>', '<function=x>', '<|python_tag|>', '[TOOL_CALLS]', '<\uFF5Ctool\u2581calls\u2581begin\uFF5C>', '\n{"a": 1}']) {
+      const { live, rest } = run(['Before.', marker.slice(0, 3), marker.slice(3), ' after']);
+      expect(live).toBe('Before.');
+      expect(live + rest).toBe(`Before.${marker} after`);
+    }
+  });
+
+  it('holds an answer that opens with a JSON value', () => {
+    expect(run(['  ', '{"name"', ': 1}'])).toEqual({ live: '', rest: '  {"name": 1}' });
+  });
+
+  it('drops reasoning, cut anywhere, and the whitespace after it', () => {
+    const text = '<think>plan: call read_file</think>\n\nThe answer.';
+    for (let cut = 1; cut < text.length; cut++) {
+      const { live, rest } = run([text.slice(0, cut), text.slice(cut)]);
+      expect(live + rest, `cut at ${cut}`).toBe('The answer.');
+    }
+  });
+
+  it('drops an unclosed reasoning block entirely', () => {
+    expect(run(['Start. <think>never ', 'closed'])).toEqual({ live: 'Start. ', rest: '' });
+  });
+
+  it('gives the whole text back, in any split, when nothing is held', () => {
+    const text = 'Use `npm test` [docs] <b>bold</b> and a = b.\nNext line.';
+    for (let size = 1; size < 9; size++) {
+      const chunks = Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+      const { live, rest } = run(chunks);
+      expect(live + rest).toBe(text);
+    }
+  });
+});

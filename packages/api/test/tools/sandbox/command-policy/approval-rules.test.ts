@@ -1,0 +1,93 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  ApprovalRuleSet,
+  DEFAULT_APPROVAL_RULES,
+  parsedArgvs,
+  readApprovalRulesFile,
+  type ApprovalRule,
+} from '../../../../src/tools/sandbox/command-policy/index.js';
+
+const judgeCommand = (rules: readonly ApprovalRule[], command: string) =>
+  new ApprovalRuleSet(rules).judge('bash', { kind: 'commands', argvs: parsedArgvs('bash', command, '/home/u') ?? [] }).action;
+
+describe('approval rules on parsed commands', () => {
+  const publish: ApprovalRule[] = [{ tool: 'bash', match: 'npm publish', action: 'deny' }];
+
+  it.each(['npm publish', 'npm --loglevel info publish', "'npm' publish", 'npm "publish"', 'true && npm publish', 'echo go; npm publish --tag next'])(
+    'a rule for `npm publish` catches %s',
+    (command) => expect(judgeCommand(publish, command)).toBe('deny'),
+  );
+
+  it.each(['npm info publish-tools', 'echo npm publish', 'npm install', 'npmx publish'])('and lets %s through', (command) =>
+    expect(judgeCommand(publish, command)).toBe('allow'),
+  );
+
+  it('wants the further words in order, not adjacent, and options anywhere', () => {
+    expect(judgeCommand([{ tool: 'bash', match: 'git reset --hard', action: 'ask' }], 'git reset -q --hard HEAD~1')).toBe('ask');
+    expect(judgeCommand([{ tool: 'bash', match: 'git reset --hard', action: 'ask' }], 'git reset --soft HEAD~1')).toBe('allow');
+    expect(judgeCommand([{ tool: 'bash', match: 'a b c', action: 'ask' }], 'a c b')).toBe('allow');
+    expect(judgeCommand([{ tool: 'bash', match: 'a b c', action: 'ask' }], 'a x b y c')).toBe('ask');
+  });
+
+  it('takes the strictest matching action whatever the order of the rules', () => {
+    const allowFirst: ApprovalRule[] = [
+      { tool: '*', action: 'allow' },
+      { tool: 'bash', match: 'rm', action: 'ask' },
+      { tool: 'bash', match: 'git push', action: 'deny' },
+    ];
+    expect(judgeCommand(allowFirst, 'rm a.txt')).toBe('ask');
+    expect(judgeCommand([...allowFirst].reverse(), 'rm a.txt')).toBe('ask');
+    expect(judgeCommand(allowFirst, 'rm a.txt && git push origin')).toBe('deny');
+    expect(judgeCommand(allowFirst, 'ls')).toBe('allow');
+  });
+
+  it('asks by default before installs, publishes, history rewrites and deletions, and nothing else', () => {
+    for (const command of ['npm install x', 'npm ci', 'pip install requests', 'cargo publish', 'git reset --hard', 'git clean -fd', 'git rebase main', 'git checkout -- src/a.ts', 'git restore a.ts', 'rm a.txt']) {
+      expect(judgeCommand(DEFAULT_APPROVAL_RULES, command), command).toBe('ask');
+    }
+    for (const command of ['ls -la', 'git status', 'git checkout main', 'npm test', 'cat a | grep b']) {
+      expect(judgeCommand(DEFAULT_APPROVAL_RULES, command), command).toBe('allow');
+    }
+  });
+
+  it('judges file tools on the resolved absolute path with ** globs', () => {
+    const rules = new ApprovalRuleSet([
+      { tool: 'write_file', match: '/repo/**/.env*', action: 'ask' },
+      { tool: 'write_file', match: '/repo/.github/**', action: 'deny' },
+    ]);
+    expect(rules.judge('write_file', { kind: 'path', path: '/repo/.env' }).action).toBe('ask');
+    expect(rules.judge('write_file', { kind: 'path', path: '/repo/app/config/.env.local' }).action).toBe('ask');
+    expect(rules.judge('write_file', { kind: 'path', path: '/repo/.github/workflows/ci.yml' }).action).toBe('deny');
+    expect(rules.judge('write_file', { kind: 'path', path: '/repo/src/env.ts' }).action).toBe('allow');
+    expect(rules.judge('edit_file', { kind: 'path', path: '/repo/.env' }).action).toBe('allow');
+  });
+});
+
+describe('approval rule files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mada-rules-'));
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it('reads JSON and TOML of the same shape', () => {
+    const rules = [{ tool: 'bash', match: 'npm publish', action: 'deny' }, { tool: 'web_search', action: 'ask' }];
+    expect(readApprovalRulesFile(file('rules.json', JSON.stringify({ rules })))).toEqual(rules);
+    const toml = '[[rules]]\ntool = "bash"\nmatch = "npm publish"\naction = "deny"\n\n[[rules]]\ntool = "web_search"\naction = "ask"\n';
+    expect(readApprovalRulesFile(file('rules.toml', toml))).toEqual(rules);
+  });
+
+  it('names the bad rule by number and content', () => {
+    const path = file('bad.json', JSON.stringify({ rules: [{ tool: 'bash', match: 'rm', action: 'ask' }, { tool: 'bash', match: 'rm', action: 'maybe' }] }));
+    expect(() => readApprovalRulesFile(path)).toThrow(/^rule 2 \(\{"tool":"bash","match":"rm","action":"maybe"\}\): action: /);
+    expect(() => readApprovalRulesFile(file('rel.json', JSON.stringify({ rules: [{ tool: 'write_file', match: '*.env', action: 'ask' }] })))).toThrow(
+      /rule 1 .*: match: a file tool's glob must be an absolute path/,
+    );
+    expect(() => readApprovalRulesFile(file('shape.json', '{"rule": []}'))).toThrow(/must hold \{"rules": \[\.\.\.\]\}/);
+    expect(() => readApprovalRulesFile(file('broken.toml', '[[rules]\n'))).toThrow(/does not parse/);
+  });
+});

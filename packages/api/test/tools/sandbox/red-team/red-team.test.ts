@@ -1,0 +1,70 @@
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Project } from '../support/project.js';
+import { RED_TEAM_CASES } from './cases.js';
+import {
+  callTool,
+  createArena,
+  createTemplate,
+  HOST_CANARIES,
+  protectedFingerprint,
+  removeHostCanaries,
+  ROOT_CANARY,
+  SECRETS,
+  serviceOnlyEnvironment,
+  shadowLines,
+  survivors,
+} from './support.js';
+
+/*
+ * Runs for real, against the sandboxed tools, with bubblewrap. A case passes when nothing happened,
+ * whether the text policy refused it or the sandbox contained it.
+ */
+
+let secrets: string[];
+let template: Project;
+
+beforeAll(() => {
+  template = createTemplate();
+  let rootCanary: string[] = [];
+  try {
+    writeFileSync(ROOT_CANARY, `${SECRETS.root}\n`, { mode: 0o600 });
+    rootCanary = [SECRETS.root];
+  } catch {
+    // Not root: /root is not ours to plant in, and the other cases still hold.
+  }
+  secrets = [SECRETS.outside, SECRETS.database, SECRETS.env, ...rootCanary, ...shadowLines(), ...serviceOnlyEnvironment()];
+  removeHostCanaries();
+});
+
+afterAll(() => {
+  template.cleanup();
+  rmSync(ROOT_CANARY, { force: true });
+  removeHostCanaries();
+});
+
+describe('red-team corpus: hostile repository content and a prompt-injected agent', () => {
+  it('covers every mechanism of the threat model', () => {
+    expect(RED_TEAM_CASES.length).toBeGreaterThanOrEqual(60);
+  });
+
+  it.each(RED_TEAM_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const arena = createArena(template);
+    try {
+      c.setup?.(arena);
+      const before = protectedFingerprint(arena);
+      const outsideBefore = readdirSync(arena.outside).sort();
+      const result = await callTool(arena, c.tool, c.args(arena), c.settings);
+      const text = `${result.data}\n${result.error}`;
+      for (const secret of secrets) expect(text, 'a secret reached the tool result').not.toContain(secret);
+      for (const canary of HOST_CANARIES) expect(existsSync(canary), `${canary} was written on the host`).toBe(false);
+      expect(readdirSync(arena.outside).sort(), 'something was written outside the allowed paths').toEqual(outsideBefore);
+      expect(protectedFingerprint(arena), 'a protected file changed').toBe(before);
+      expect(await survivors(), 'a process outlived its tool call').toEqual([]);
+      if (c.expectOutput !== undefined) expect(text).toMatch(c.expectOutput);
+    } finally {
+      arena.project.cleanup();
+      removeHostCanaries();
+    }
+  });
+});

@@ -1,0 +1,163 @@
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bashTool } from '../../../../src/tools/bash.js';
+import { bashReadonlyTool } from '../../../../src/tools/bash-readonly.js';
+import { editFileTool } from '../../../../src/tools/edit-file.js';
+import { globFilesTool } from '../../../../src/tools/glob-files.js';
+import { grepContentTool } from '../../../../src/tools/grep-content.js';
+import { readFileTool } from '../../../../src/tools/read-file.js';
+import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
+import type { Tool, ToolResult, ToolSettings } from '../../../../src/tools/tool.js';
+import { writeFileTool } from '../../../../src/tools/write-file.js';
+import { testEnv } from '../support/invocations.js';
+import { createProject, testSettings, type Project } from '../support/project.js';
+
+/** Marks every process a case starts on purpose, so one left behind can be found. */
+export const MARKER = `mada-redteam-${process.pid}`;
+/** Canaries a hostile command tries to create on the host. */
+export const HOST_CANARIES = [`/tmp/${MARKER}-pwned`, `/var/tmp/${MARKER}-pwned`];
+/** Planted where only the service user can read: the sandbox must not show it. */
+export const ROOT_CANARY = join('/root', `.${MARKER}-secret`);
+
+export const SECRETS = {
+  outside: 'top secret',
+  database: 'database secret text',
+  env: 'LLM_API_KEY=env-secret-value',
+  root: 'root home secret text',
+};
+
+/** A hostile repository: the project of support/project.ts plus the service's DATA_DIR and .env inside it. */
+export interface Arena {
+  project: Project;
+  root: string;
+  outside: string;
+  dataDir: string;
+  envFile: string;
+  sandbox: PathSandbox;
+  /** Writes a file below the project (parents made). */
+  plant(relative: string, content: string, mode?: number): string;
+}
+
+/** Built once per file: copying it is much cheaper than running git and python for every case. */
+export const createTemplate = (): Project => createProject();
+
+function copyProject(template: Project): Project {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'mada-redteam-')));
+  cpSync(template.base, base, { recursive: true, verbatimSymlinks: true });
+  const root = join(base, 'project');
+  return { base, root, outside: join(base, 'outside'), sandbox: new PathSandbox([root]), cleanup: () => rmSync(base, { recursive: true, force: true }) };
+}
+
+export function createArena(template: Project): Arena {
+  const project = copyProject(template);
+  const dataDir = join(project.root, 'data');
+  const envFile = join(project.root, '.env');
+  mkdirSync(dataDir);
+  writeFileSync(join(dataDir, 'mada.db'), `SQLite format 3\n${SECRETS.database}\n`);
+  writeFileSync(envFile, `${SECRETS.env}\n`);
+  const sandbox = new PathSandbox([project.root], [envFile], [dataDir, envFile]);
+  return {
+    project,
+    root: project.root,
+    outside: project.outside,
+    dataDir,
+    envFile,
+    sandbox,
+    plant(relative, content, mode) {
+      const path = join(project.root, relative);
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, content, mode === undefined ? {} : { mode });
+      return path;
+    },
+  };
+}
+
+export type ToolName = 'bash_readonly' | 'bash' | 'read_file' | 'write_file' | 'edit_file' | 'glob_files' | 'grep_content';
+
+const TOOLS: Record<ToolName, Tool> = {
+  bash_readonly: bashReadonlyTool as unknown as Tool,
+  bash: bashTool as unknown as Tool,
+  read_file: readFileTool as unknown as Tool,
+  write_file: writeFileTool as unknown as Tool,
+  edit_file: editFileTool as unknown as Tool,
+  glob_files: globFilesTool as unknown as Tool,
+  grep_content: grepContentTool as unknown as Tool,
+};
+
+export async function callTool(
+  arena: Arena,
+  tool: ToolName,
+  args: Record<string, unknown>,
+  settings: Partial<ToolSettings> = {},
+): Promise<ToolResult> {
+  const chosen = TOOLS[tool];
+  return chosen.execute(chosen.parameters.parse(args), {
+    workingDir: arena.root,
+    sandbox: arena.sandbox,
+    settings: testSettings(settings),
+    signal: new AbortController().signal,
+  });
+}
+
+/** A fingerprint of everything that must not change: git config and hooks, .gitmodules, .env, the database. */
+export function protectedFingerprint(arena: Arena): string {
+  const hash = createHash('sha256');
+  const add = (path: string): void => {
+    hash.update(path);
+    if (!existsSync(path)) return;
+    try {
+      hash.update(readFileSync(path));
+    } catch {
+      for (const name of readdirSync(path).sort()) add(join(path, name));
+    }
+  };
+  for (const path of ['.git/config', '.git/hooks', '.git/commondir', '.gitmodules', '.env', 'data']) add(join(arena.root, path));
+  return hash.digest('hex');
+}
+
+/** Lines of the host's shadow file, if any: none may ever show up in a tool result. */
+export function shadowLines(): string[] {
+  try {
+    return readFileSync('/etc/shadow', 'utf8').split('\n').filter((line) => /^[^:]+:[^:*!]{8,}/.test(line));
+  } catch {
+    return [];
+  }
+}
+
+/** Environment entries this process has and no child gets (the service's settings and keys). */
+export function serviceOnlyEnvironment(): string[] {
+  return readFileSync('/proc/self/environ', 'utf8')
+    .split('\0')
+    .filter((entry) => entry.length > 12 && !((entry.split('=')[0] as string) in testEnv));
+}
+
+export function processesWithMarker(): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
+      if (cmdline.includes(MARKER) && state !== 'Z') found.push(`${entry}: ${cmdline.replaceAll('\0', ' ')}`);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/** Polls for a short while: a SIGKILL lands asynchronously. */
+export async function survivors(): Promise<string[]> {
+  let left = processesWithMarker();
+  for (let i = 0; i < 20 && left.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = processesWithMarker();
+  }
+  return left;
+}
+
+export function removeHostCanaries(): void {
+  for (const path of HOST_CANARIES) rmSync(path, { force: true, recursive: true });
+}

@@ -1,0 +1,84 @@
+import { ApprovalRequestedEvent, type ApprovalDecision } from '@mada/protocol';
+import type { ApiClient } from '../api/client.js';
+import { ApiError, RequestCancelledError } from '../api/errors.js';
+import type { Terminal } from '../ui/terminal.js';
+import type { TurnEvent } from './event-loop.js';
+
+export const APPROVAL_QUESTION = 'Allow? [y]es / [n]o / [a]lways ';
+
+const ANSWERS: Record<string, ApprovalDecision> = { y: 'approve', yes: 'approve', n: 'deny', no: 'deny', a: 'approve_always', always: 'approve_always' };
+
+export interface ApprovalPromptDeps {
+  client: ApiClient;
+  terminal: Terminal;
+  /** Reads one answer line (null: input ended). */
+  read(question: string): Promise<string | null>;
+  signal: AbortSignal;
+}
+
+/** What a chat transport calls with each `approval_requested` frame: resolves once it is answered. */
+export type ApprovalHandler = (frame: ApprovalRequestedEvent) => Promise<void>;
+
+/** The tool and its arguments as one readable line. */
+export function describeCall(frame: Pick<ApprovalRequestedEvent, 'tool' | 'args'>): string {
+  const command = frame.args.command;
+  if (typeof command === 'string') return `${frame.tool}: ${command}`;
+  return `${frame.tool} ${JSON.stringify(frame.args)}`;
+}
+
+/**
+ * Shows what the agent wants to run and asks until it gets y, n or a; the answer goes to
+ * POST /approvals/{id}. Input ending counts as no. An approval answered meanwhile from another
+ * terminal (409) is reported and left as it is.
+ */
+export function approvalPrompt(deps: ApprovalPromptDeps): ApprovalHandler {
+  return async (frame) => {
+    const { terminal } = deps;
+    terminal.print(`${terminal.style('yellow', 'Approval needed')} ${describeCall(frame)}`);
+    terminal.print(terminal.style('dim', `  ${frame.reason} · expires ${new Date(frame.expires_at).toLocaleTimeString()}`));
+    const decision = await askDecision(deps);
+    try {
+      await deps.client.decideApproval(frame.approval_id, { decision });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) {
+        terminal.print(terminal.style('dim', 'Already answered (from elsewhere, or it expired).'));
+        return;
+      }
+      throw error;
+    }
+  };
+}
+
+/** The chat's event-loop hook: the spinner stops while the question is on screen. */
+export function approvalHandler(answer: ApprovalHandler): (event: TurnEvent) => Promise<void> {
+  return async ({ frame, progress }) => {
+    const parsed = ApprovalRequestedEvent.safeParse(frame);
+    if (!parsed.success) return;
+    progress.stop();
+    try {
+      await answer(parsed.data);
+    } finally {
+      progress.start();
+    }
+  };
+}
+
+async function askDecision(deps: ApprovalPromptDeps): Promise<ApprovalDecision> {
+  for (;;) {
+    const line = await untilAborted(deps.read(APPROVAL_QUESTION), deps.signal);
+    if (line === null) return 'deny';
+    const decision = ANSWERS[line.trim().toLowerCase()];
+    if (decision) return decision;
+    deps.terminal.print('Answer y (run it), n (refuse it) or a (run it and stop asking for this here).');
+  }
+}
+
+/** Ctrl-C while asking cancels the turn, as it does while the run streams. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new RequestCancelledError());
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new RequestCancelledError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

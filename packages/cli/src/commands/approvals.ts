@@ -1,0 +1,51 @@
+import type { ApprovalDecision, ApprovalResponse } from '@mada/protocol';
+import { describeCall } from '../chat/approval-prompt.js';
+import { resolveSettings } from '../config/resolve.js';
+import { EXIT_OK } from '../errors.js';
+import type { Terminal } from '../ui/terminal.js';
+import { apiFlag, clientFor, type ServiceFlags } from './service.js';
+
+export interface ApprovalsFlags extends ServiceFlags {
+  json?: boolean;
+}
+
+export interface DecideFlags extends ServiceFlags {
+  always?: boolean;
+}
+
+/** `mada approvals`: what the caller's runs are waiting for, newest first. */
+export async function approvalsCommand(flags: ApprovalsFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  const list = await clientFor(values).listApprovals('pending');
+  if (flags.json) {
+    terminal.print(JSON.stringify(list, null, 2));
+    return EXIT_OK;
+  }
+  if (list.approvals.length === 0) {
+    terminal.print('No approvals waiting.');
+    return EXIT_OK;
+  }
+  for (const approval of list.approvals) {
+    terminal.print(`${terminal.style('bold', approval.id)}  ${describeCall(approval)}`);
+    terminal.print(terminal.style('dim', `  run ${approval.run_id} · ${approval.reason} · expires ${new Date(approval.expires_at).toLocaleString()}`));
+  }
+  terminal.print(terminal.style('dim', `${list.total} waiting · answer with: mada approve <id> [--always] or mada deny <id> [message]`));
+  return EXIT_OK;
+}
+
+async function decide(id: string, decision: ApprovalDecision, message: string | undefined, flags: ServiceFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  const decided: ApprovalResponse = await clientFor(values).decideApproval(id, { decision, ...(message ? { message } : {}) });
+  terminal.print(`${decided.status === 'approved' ? 'Approved' : 'Denied'}: ${describeCall(decided)}`);
+  return EXIT_OK;
+}
+
+/** `mada approve <id>`: the waiting run goes on and runs the call (`--always`: and stops asking for it here). */
+export function approveCommand(id: string, flags: DecideFlags, terminal: Terminal): Promise<number> {
+  return decide(id, flags.always ? 'approve_always' : 'approve', undefined, flags, terminal);
+}
+
+/** `mada deny <id> [message]`: the agent reads `Denied by the user: <message>` instead of a result. */
+export function denyCommand(id: string, words: string[], flags: ServiceFlags, terminal: Terminal): Promise<number> {
+  return decide(id, 'deny', words.join(' ').trim() || undefined, flags, terminal);
+}

@@ -1,0 +1,34 @@
+import type { RunResponse, RunStatus } from '@mada/protocol';
+import { resolveSettings } from '../config/resolve.js';
+import { EXIT_OK } from '../errors.js';
+import { clip, printTable, when } from '../ui/table.js';
+import type { Terminal } from '../ui/terminal.js';
+import { apiFlag, clientFor, type ServiceFlags } from './service.js';
+
+export interface RunsFlags extends ServiceFlags {
+  json?: boolean;
+  limit: number;
+  status?: RunStatus;
+}
+
+function row(run: RunResponse, promptWidth: number): string[] {
+  return [run.id, run.status, run.agent_type, when(run.created_at), clip(run.prompt, promptWidth)];
+}
+
+/** `mada runs`: the caller's stored runs, newest first. */
+export async function runsCommand(flags: RunsFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  const list = await clientFor(values).listRuns(flags.limit, flags.status);
+  if (flags.json) {
+    terminal.print(JSON.stringify(list, null, 2));
+    return EXIT_OK;
+  }
+  if (list.runs.length === 0) {
+    terminal.print(flags.status === undefined ? 'No runs yet. Start one with: mada chat' : `No ${flags.status} runs.`);
+    return EXIT_OK;
+  }
+  const promptWidth = Math.max(20, terminal.columns - 80);
+  printTable([['ID', 'STATUS', 'AGENT', 'CREATED', 'PROMPT'], ...list.runs.map((run) => row(run, promptWidth))], terminal);
+  terminal.print(terminal.style('dim', `${list.runs.length} of ${list.total} · follow one with: mada attach <id>`));
+  return EXIT_OK;
+}

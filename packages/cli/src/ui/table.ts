@@ -1,0 +1,27 @@
+import type { Terminal } from './terminal.js';
+
+/** Columns padded to their widest cell, the header in bold; `rightAligned` holds numeric columns. */
+export function printTable(rows: string[][], terminal: Terminal, rightAligned: ReadonlySet<number> = new Set()): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
+  rows.forEach((cells, index) => {
+    const line = cells
+      .map((cell, column) => (rightAligned.has(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+    terminal.print(index === 0 ? terminal.style('bold', line) : line);
+  });
+}
+
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/** Local time to the minute: enough to recognise a session or a run. */
+export function when(iso: string): string {
+  const date = new Date(iso);
+  return `${date.getFullYear()}-${pad2(date.getMonth() + 1)}-${pad2(date.getDate())} ${pad2(date.getHours())}:${pad2(date.getMinutes())}`;
+}
+
+/** One line of at most `max` characters, an ellipsis marking a cut. */
+export function clip(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

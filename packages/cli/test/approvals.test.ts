@@ -1,0 +1,85 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scripted } from '@mada/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv, cliCommand, runMada, tempDir } from './support/cli-process.js';
+import { startServiceWithModel, type ServiceWithModel } from './support/service.js';
+import { TmuxTerminal } from './support/tmux.js';
+
+let running: ServiceWithModel;
+let workspace: string;
+const terminals: TmuxTerminal[] = [];
+
+beforeAll(async () => {
+  running = await startServiceWithModel();
+  workspace = running.service.workspace;
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.kill();
+  expect(running.model.remaining).toBe(0);
+});
+
+const rm = (name: string) => scripted.toolCalls({ name: 'bash', arguments: { command: `rm ${name}` } });
+const mada = (args: string[]) => runMada([...args, '-a', running.service.url], { home: tempDir('mada-cli-home-') });
+
+async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('approvals in the client', () => {
+  it('asks in the chat, runs the command after y, and says so', async () => {
+    writeFileSync(join(workspace, 'victim.txt'), 'x');
+    running.model.push(rm('victim.txt'), scripted.text('The file is gone.'));
+    const terminal = TmuxTerminal.start(cliCommand(['chat', '-a', running.service.url, '-d', workspace]), childEnv(tempDir('mada-cli-home-')), workspace);
+    terminals.push(terminal);
+    await terminal.waitFor(/mada \[default\] ›/);
+    terminal.type('remove victim.txt');
+    terminal.keys('Enter');
+    const asked = await terminal.waitFor('Allow? [y]es / [n]o / [a]lways');
+    expect(asked).toContain('Approval needed bash: rm victim.txt');
+    expect(existsSync(join(workspace, 'victim.txt'))).toBe(true);
+    terminal.type('y');
+    terminal.keys('Enter');
+    await terminal.waitFor(/The file is gone\.[\s\S]*mada \[default\] ›/);
+    expect(existsSync(join(workspace, 'victim.txt'))).toBe(false);
+  });
+
+  it('lists a waiting approval with `mada approvals` and refuses it with `mada deny <id> <message>`', async () => {
+    writeFileSync(join(workspace, 'keep.txt'), 'x');
+    running.model.push(rm('keep.txt'), scripted.text('Left it alone.'));
+    const started = await fetch(`${running.service.url}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_type: 'task', prompt: 'remove keep.txt', working_dir: '.' }),
+    });
+    const run = (await started.json()) as { id: string };
+    const listed = await until(() => mada(['approvals']), (r) => r.stdout.includes('rm keep.txt'));
+    expect(listed.code).toBe(0);
+    const id = /^([0-9a-f-]{36}) {2}bash: rm keep\.txt$/m.exec(listed.stdout)?.[1];
+    expect(id).toBeDefined();
+    const denied = await mada(['deny', id!, 'not', 'today']);
+    expect(denied).toMatchObject({ code: 0, stdout: 'Denied: bash: rm keep.txt\n' });
+    const ended = await until(
+      async () => (await (await fetch(`${running.service.url}/runs/${run.id}`)).json()) as { status: string; response: string | null },
+      (r) => r.status === 'succeeded',
+    );
+    expect(ended.response).toBe('Left it alone.');
+    expect(running.model.requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content).toBe('Denied by the user: not today');
+    expect(existsSync(join(workspace, 'keep.txt'))).toBe(true);
+    const again = await mada(['approve', id!]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('Approval already decided');
+    expect((await mada(['approvals'])).stdout).toBe('No approvals waiting.\n');
+  });
+});

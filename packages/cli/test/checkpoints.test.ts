@@ -1,0 +1,77 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { scripted } from '@mada/testkit';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runMada, tempDir } from './support/cli-process.js';
+import { startServiceWithModel, type ServiceWithModel } from './support/service.js';
+
+let running: ServiceWithModel;
+let home: string;
+let workspace: string;
+
+beforeAll(async () => {
+  running = await startServiceWithModel();
+  workspace = running.service.workspace;
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+beforeEach(() => {
+  home = tempDir('mada-cli-home-');
+  writeFileSync(join(workspace, 'notes.txt'), 'first\nsecond\n');
+});
+
+const summary = scripted.text('Done.\n## Summary\n- Accomplished: edit\n- Files modified: notes.txt\n- Commands run: none\n- Issues: none');
+
+function scriptEdit(): void {
+  running.model.push(
+    scripted.toolCalls({ name: 'edit_file', arguments: { file_path: join(workspace, 'notes.txt'), old_string: 'second', new_string: 'SECOND' } }),
+    summary,
+  );
+}
+
+describe('mada diff and mada revert', () => {
+  it('print a run\'s changes plain when piped, revert them, and refuse a second revert without --force', async () => {
+    scriptEdit();
+    const response = await fetch(`${running.service.url}/agents/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_type: 'task', prompt: 'Edit.', working_dir: workspace, mode: 'auto_accept' }),
+    });
+    const runId = response.headers.get('x-run-id')!;
+
+    const diff = await runMada(['diff', runId, '-a', running.service.url], { home });
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain('modified notes.txt (+1 -1)');
+    expect(diff.stdout).toContain('-second\n+SECOND\n');
+    expect(diff.stdout).not.toContain('\u001b[');
+
+    const revert = await runMada(['revert', runId, '-a', running.service.url], { home });
+    expect(revert).toMatchObject({ code: 0, stdout: 'Reverted 1 file(s): notes.txt\n' });
+    expect(readFileSync(join(workspace, 'notes.txt'), 'utf8')).toBe('first\nsecond\n');
+
+    const again = await runMada(['revert', runId, '-a', running.service.url], { home });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('Files changed since the run: notes.txt');
+    const forced = await runMada(['revert', runId, '--force', '-a', running.service.url], { home });
+    expect(forced.code).toBe(0);
+  });
+});
+
+describe('/diff and /undo in chat', () => {
+  it('act on the last run of the session', async () => {
+    scriptEdit();
+    const result = await runMada(['chat', '-a', running.service.url, '-d', workspace, '--mode', 'auto_accept'], { home, input: 'y\nEdit the notes.\n/diff\n/undo\n' });
+    expect(result.stdout).toContain('-second\n+SECOND\n');
+    expect(result.stdout).toContain('Reverted 1 file(s): notes.txt');
+    expect(readFileSync(join(workspace, 'notes.txt'), 'utf8')).toBe('first\nsecond\n');
+    expect(existsSync(join(workspace, 'notes.txt'))).toBe(true);
+  });
+
+  it('says so when the session has no run yet', async () => {
+    const result = await runMada(['chat', '-a', running.service.url, '-d', workspace], { home, input: '/diff\n' });
+    expect(result.stdout).toContain('No run yet in this session.');
+  });
+});
