@@ -94,9 +94,13 @@ function mountArguments(mount: Mount): string[] {
 /**
  * bubblewrap's arguments for one process: the view of sandboxMounts, every namespace new (user,
  * PID, IPC, UTS, mount, cgroup; the network unless allowed), no capabilities (a root service's
- * commands could otherwise remount what is read-only), a new session (no terminal to inject
- * into), death with the service, and an environment of only what the caller passes plus HOME and
- * TMPDIR pointing into the private /tmp.
+ * commands could otherwise remount what is read-only), death with the service, and an environment
+ * of only what the caller passes plus HOME and TMPDIR pointing into the private /tmp.
+ *
+ * No `--new-session`: every caller spawns bwrap as the leader of a session of its own (detached),
+ * so there is no terminal to inject into, and the namespace's init must stay in that process group.
+ * bubblewrap arms the init's parent-death signal only after the mounts are made; a stop that ends
+ * the outer bwrap before then reaches the sandbox only through the group.
  */
 export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): string[] {
   return [
@@ -107,7 +111,6 @@ export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): s
     ...(spec.network ? ['--share-net'] : []),
     '--cap-drop', 'ALL',
     '--die-with-parent',
-    '--new-session',
     '--setenv', 'HOME', SANDBOX_HOME,
     '--setenv', 'TMPDIR', '/tmp',
     '--chdir', spec.cwd,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { signalGroup } from '../sandbox/exec/process-group.js';
 
 export interface ProcessOutcome {
   code: number | null;
@@ -14,7 +15,8 @@ const unwrapped: ProcessWrapper = (binary, args) => ({ file: binary, args: [...a
 
 /**
  * Runs `binary` with `args` (no shell) and hands stdout to `onRecord` split at `separator`,
- * without holding the whole output. Killed when `signal` aborts; the promise then rejects.
+ * without holding the whole output. When `signal` aborts, the promise rejects and the process's
+ * whole group is killed: in the sandbox that group holds bubblewrap's PID-namespace init too.
  */
 export function runProcess(
   binary: string,
@@ -23,13 +25,26 @@ export function runProcess(
 ): Promise<ProcessOutcome> {
   const launch = (options.wrap ?? unwrapped)(binary, args, options.cwd);
   return new Promise((resolve, reject) => {
+    if (options.signal.aborted) {
+      reject(options.signal.reason);
+      return;
+    }
     const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      signal: options.signal,
+      // A group (and session) of its own: no terminal, and one kill reaches every process.
+      detached: true,
       // The child gets nothing of the service's environment but where programs live.
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
+    const kill = (): void => {
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+    };
+    const onAbort = (): void => {
+      kill();
+      reject(options.signal.reason);
+    };
+    options.signal.addEventListener('abort', onAbort, { once: true });
     let pending = '';
     let stderr = '';
     let failure: unknown;
@@ -38,7 +53,7 @@ export function runProcess(
         for (const record of records) options.onRecord(record);
       } catch (error) {
         failure ??= error;
-        child.kill();
+        kill();
       }
     };
     child.stdout.setEncoding('utf8');
@@ -52,8 +67,12 @@ export function runProcess(
     child.stderr.on('data', (chunk: string) => {
       if (stderr.length < STDERR_LIMIT) stderr += chunk;
     });
-    child.on('error', reject);
+    child.on('error', (error) => {
+      options.signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
     child.on('close', (code) => {
+      options.signal.removeEventListener('abort', onAbort);
       if (pending !== '' && failure === undefined) deliver([pending]);
       if (failure !== undefined) reject(failure);
       else resolve({ code, stderr: stderr.slice(0, STDERR_LIMIT) });

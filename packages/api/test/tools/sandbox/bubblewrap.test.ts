@@ -196,6 +196,7 @@ describe('resource limits', () => {
   it('caps the number of processes', async () => {
     const script = 'import os, time\nn = 0\ntry:\n    for _ in range(200):\n        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nprint("forked", n)';
     const result = await confined(['python3', '-c', script], { limits: { memoryMb: 1024, maxProcesses: 20 } });
+    expect(result.output).toMatch(/forked \d+/);
     const forked = Number(/forked (\d+)/.exec(result.output)?.[1]);
     expect(forked).toBeLessThan(20);
   });
@@ -207,13 +208,30 @@ describe('resource limits', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(processesMatching(marker)).toEqual([]);
   });
+  it('ends every process of a sandbox stopped while bubblewrap is still setting it up', async () => {
+    // bubblewrap arms the parent-death signal of its PID namespace's init only after the mounts,
+    // so a stop that ends the outer bwrap sooner must reach the sandbox by its process group.
+    const marker = `mada-bwrap-early-${process.pid}`;
+    for (const delayMs of Array.from({ length: 40 }, (_, i) => i % 20)) {
+      const controller = new AbortController();
+      const { launcher, dispose } = launcherFor(true);
+      const running = execute(sequence(pipeline(run(['bash', '-c', `exec -a ${marker} sleep 300`]))), project.root, { launcher, signal: controller.signal });
+      setTimeout(() => controller.abort(), delayMs);
+      expect((await running).stopped).toBe('abort');
+      dispose();
+    }
+    await expect.poll(() => processesMatching(marker).length, { timeout: 5000 }).toBe(0);
+  });
 });
 
 describe('bwrap arguments', () => {
   it('builds the view from an allowlist, never from /', () => {
     const args = bwrapArguments({ ...specFor(true), cwd: project.root }, ['/usr/bin/ls', '-l']);
     expect(args.join(' ')).not.toContain('--ro-bind / /');
-    expect(args).toEqual(expect.arrayContaining(['--bind', project.root, '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', '--new-session']));
+    expect(args).toEqual(expect.arrayContaining(['--bind', project.root, '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent']));
+    // The spawn is already a session of its own; a second one would take the sandbox out of the
+    // process group a stop kills.
+    expect(args).not.toContain('--new-session');
     expect(args).not.toContain('--share-net');
     expect(args.slice(-5)).toEqual(['--chdir', project.root, '--', '/usr/bin/ls', '-l']);
   });
