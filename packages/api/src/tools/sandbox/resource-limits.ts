@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface ResourceLimits {
@@ -160,7 +160,15 @@ function removeAbandoned(base: string): void {
   }
 }
 
-/** The command, started through `sh`, which moves itself into the cgroup before it becomes the sandbox. */
-export const inCgroup = (shellPath: string, cgroup: string, command: readonly string[]): string[] => [
-  shellPath, '-c', 'echo $$ > "$0" && exec "$@"', join(cgroup, 'cgroup.procs'), ...command,
-];
+/**
+ * The command, started through `sh`, which moves itself into the cgroup before it becomes the
+ * sandbox. On cgroup v1 `sh` writes 0 ("this thread") to `tasks`: the kernel then skips the global
+ * lock a `cgroup.procs` write takes, which waits for an RCU grace period (10-15 ms per tool process
+ * when no other move just happened). `sh` has one thread, so the whole process moves either way.
+ */
+export function inCgroup(shellPath: string, cgroup: string, command: readonly string[]): string[] {
+  const tasks = join(cgroup, 'tasks');
+  return existsSync(tasks)
+    ? [shellPath, '-c', 'echo 0 > "$0" && exec "$@"', tasks, ...command]
+    : [shellPath, '-c', 'echo $$ > "$0" && exec "$@"', join(cgroup, 'cgroup.procs'), ...command];
+}

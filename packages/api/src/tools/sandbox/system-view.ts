@@ -110,11 +110,18 @@ function linkedPrefixes(dir: string): string[] {
   } catch {
     return found;
   }
+  // npm's `node_modules/.bin`: its programs need their package's dependencies too, which live
+  // beside it, so the whole node_modules is the prefix (one mount instead of one per package).
+  const modules = basename(dir) === '.bin' && basename(dirname(dir)) === 'node_modules' ? dirname(dir) : undefined;
   for (const name of names) {
     const path = join(dir, name);
     try {
       if (!lstatSync(path).isSymbolicLink()) continue;
       const real = realpathSync(path);
+      if (modules !== undefined && isWithin(modules, real)) {
+        found.push(modules);
+        continue;
+      }
       const bin = dirname(real);
       const prefix = basename(bin) === 'bin' ? dirname(bin) : bin;
       // Into a home directory only through a PATH entry of its own (nvm, pyenv): never a guess.
@@ -152,5 +159,14 @@ export function toolchainPaths(searchPath: string, readPaths: readonly string[],
     const absolute = resolve(path);
     if (existsSync(absolute)) chosen.add(realpathSync(absolute));
   }
-  return [...chosen].sort();
+  return outermost([...chosen]);
+}
+
+/**
+ * Drops every path inside another one of the list: its mount would repeat what the outer one
+ * shows, and each mount costs bubblewrap time at every start.
+ */
+function outermost(paths: readonly string[]): string[] {
+  const sorted = [...paths].sort();
+  return sorted.filter((path) => !sorted.some((other) => other !== path && isWithin(other, path)));
 }

@@ -1,0 +1,35 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { toolchainPaths } from '../../../src/tools/sandbox/system-view.js';
+
+let base: string;
+beforeEach(() => {
+  base = realpathSync(mkdtempSync(join(tmpdir(), 'mada-toolchains-')));
+});
+afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+/** `node_modules/.bin/<name>` linking to a script of package `pkg`, as npm lays it out. */
+function npmBin(modules: string, pkg: string, name: string): void {
+  mkdirSync(join(modules, pkg, 'bin'), { recursive: true });
+  writeFileSync(join(modules, pkg, 'bin', `${name}.js`), '');
+  mkdirSync(join(modules, '.bin'), { recursive: true });
+  symlinkSync(join('..', pkg, 'bin', `${name}.js`), join(modules, '.bin', name));
+}
+
+describe('the toolchain directories a sandbox shows', () => {
+  it('show a node_modules/.bin on PATH as its whole node_modules, where its programs find their dependencies', () => {
+    const modules = join(base, 'service', 'node_modules');
+    npmBin(modules, 'linter', 'lint');
+    npmBin(modules, '@scope/formatter', 'fmt');
+    mkdirSync(join(modules, 'a-dependency'));
+    expect(toolchainPaths(join(modules, '.bin'), [], [])).toEqual([modules]);
+  });
+
+  it('leave out a directory that another one shown already contains', () => {
+    const prefix = join(base, 'opt', 'tool');
+    for (const part of ['bin', 'lib']) mkdirSync(join(prefix, part), { recursive: true });
+    expect(toolchainPaths(join(prefix, 'bin'), [prefix], [])).toEqual([prefix]);
+  });
+});
