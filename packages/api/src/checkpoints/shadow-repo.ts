@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { lstatSync } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { join, relative, sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { walkFiles } from '../tools/search/walk.js';
 import { nulFields, runGit, type GitTarget } from './git.js';
 
@@ -92,38 +92,66 @@ export class ShadowRepo {
 
   /**
    * Records the working directory as a tree: the files glob_files would list, except those over
-   * `maxFileBytes`. The index kept in the shadow repository caches file stats, so unchanged files
-   * are not read again. A file that vanishes meanwhile simply drops out.
+   * `maxFileBytes`. Only what changed since the last snapshot is handed to git: files new to the
+   * listing, files git finds changed against the index's cached stats, files gone. The listing
+   * and git's two reads run at once. A file that vanishes meanwhile simply drops out.
    */
   async snapshot(limits: SnapshotLimits): Promise<Snapshot> {
     await this.ensure();
-    const { included, skipped } = await this.listFiles(limits);
-    const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout);
-    const present = new Set(included);
-    const gone = indexed.filter((path) => !present.has(path));
+    const sameLimit = await this.limitUnchanged(limits.maxFileBytes);
+    const [listed, indexed, changed] = await Promise.all([
+      this.listFiles(limits.excludedPaths),
+      this.git(['ls-files', '-z']).then((result) => nulFields(result.stdout)),
+      this.git(['diff-files', '--name-only', '-z']).then((result) => nulFields(result.stdout)),
+    ]);
+    const inIndex = new Set(indexed);
+    // With a new size limit every listed file is measured again; otherwise a tracked file that git
+    // finds unchanged was under the limit when it was added.
+    const candidates = sameLimit ? [...listed].filter((path) => !inIndex.has(path)).concat(changed.filter((path) => listed.has(path))) : [...listed];
+    const { included, skipped } = await this.bySize(candidates, limits.maxFileBytes);
+    const tooLarge = skipped.filter((path) => inIndex.has(path));
+    const gone = indexed.filter((path) => !listed.has(path)).concat(tooLarge);
     const paths = [...included, ...gone];
     if (paths.length > 0) await this.git(['update-index', '--add', '--remove', '-z', '--stdin'], { input: paths.join('\0') + '\0' });
+    if (tooLarge.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: tooLarge.join('\0') + '\0' });
+    if (!sameLimit) await writeFile(this.limitFile, String(limits.maxFileBytes));
     const tree = (await this.git(['write-tree'])).stdout.toString('utf8').trim();
-    return { tree: tree || EMPTY_TREE, skipped };
+    return { tree: tree || EMPTY_TREE, skipped: skipped.sort() };
   }
 
-  private async listFiles({ maxFileBytes, excludedPaths }: SnapshotLimits): Promise<{ included: string[]; skipped: string[] }> {
-    const found: string[] = [];
+  private get limitFile(): string {
+    return join(this.target.gitDir, 'mada-max-file-bytes');
+  }
+
+  /** Whether the last snapshot used this size limit (CHECKPOINT_MAX_FILE_BYTES may change between starts). */
+  private async limitUnchanged(maxFileBytes: number): Promise<boolean> {
+    const last = await readFile(this.limitFile, 'utf8').catch(() => undefined);
+    return last === String(maxFileBytes);
+  }
+
+  /** The working directory's files as paths relative to it, `/`-separated, without `.git` and excluded paths. */
+  private async listFiles(excludedPaths: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const prefix = this.workingDir.endsWith(sep) ? this.workingDir : this.workingDir + sep;
     const excluded = (path: string): boolean => excludedPaths.some((dir) => path === dir || path.startsWith(dir + sep));
     await walkFiles(this.workingDir, new AbortController().signal, (path) => {
-      if (!excluded(path)) found.push(path);
+      if (excluded(path) || !path.startsWith(prefix)) return;
+      const rel = path.slice(prefix.length).split(sep).join('/');
+      if (!rel.split('/').includes('.git')) found.add(rel);
     });
+    return found;
+  }
+
+  /** Splits relative paths by size; a file that vanished is in neither list. */
+  private async bySize(paths: readonly string[], maxFileBytes: number): Promise<{ included: string[]; skipped: string[] }> {
+    const sizes = await sizesOf(paths.map((path) => join(this.workingDir, path)));
     const included: string[] = [];
     const skipped: string[] = [];
-    const sizes = await sizesOf(found);
-    found.forEach((path, i) => {
+    paths.forEach((path, i) => {
       const size = sizes[i];
-      if (size === undefined) return;
-      const rel = relative(this.workingDir, path).split(sep).join('/');
-      if (rel.split('/').includes('.git')) return;
-      (size > maxFileBytes ? skipped : included).push(rel);
+      if (size !== undefined) (size > maxFileBytes ? skipped : included).push(path);
     });
-    return { included: included.sort(), skipped: skipped.sort() };
+    return { included, skipped };
   }
 }
 
