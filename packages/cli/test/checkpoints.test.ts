@@ -2,8 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted } from '@mada/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runMada, tempDir } from './support/cli-process.js';
+import { childEnv, cliCommand, runMada, tempDir } from './support/cli-process.js';
 import { startServiceWithModel, type ServiceWithModel } from './support/service.js';
+import { TmuxTerminal } from './support/tmux.js';
 
 let running: ServiceWithModel;
 let home: string;
@@ -57,6 +58,33 @@ describe('mada diff and mada revert', () => {
     expect(again.stderr).toContain('Files changed since the run: notes.txt');
     const forced = await runMada(['revert', runId, '--force', '-a', running.service.url], { home });
     expect(forced.code).toBe(0);
+  });
+});
+
+describe('mada diff on a terminal', () => {
+  it('colours the diff as git diff does: removals red, additions green, hunk headers cyan', async () => {
+    scriptEdit();
+    const response = await fetch(`${running.service.url}/agents/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_type: 'task', prompt: 'Edit.', working_dir: workspace, mode: 'auto_accept' }),
+    });
+    const runId = response.headers.get('x-run-id')!;
+    const terminal = TmuxTerminal.start(cliCommand(['diff', runId, '-a', running.service.url]), childEnv(home), workspace);
+    try {
+      await terminal.waitFor('[exit 0]');
+      // tmux writes the colours in its own SGR form (1 bold, 31 red, 32 green, 36 cyan), with a
+      // background reset here and there that says nothing about the colour.
+      const sgr = (code: number): string => `\u001b[${code}m`;
+      const screen = terminal.coloured().replaceAll(sgr(49), '');
+      expect(screen).toContain(`${sgr(1)}diff --git a/notes.txt`);
+      expect(screen).toContain(`${sgr(36)}@@ -1,2 +1,2 @@`);
+      expect(screen).toContain(`${sgr(31)}-second\n`);
+      expect(screen).toContain(`${sgr(32)}+SECOND\n`);
+      expect(terminal.screen()).toContain('modified notes.txt (+1 -1)');
+    } finally {
+      terminal.kill();
+    }
   });
 });
 

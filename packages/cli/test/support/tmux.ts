@@ -39,6 +39,11 @@ export class TmuxTerminal {
     return this.capture('-S', '-200');
   }
 
+  /** The screen with its colours, as SGR escape sequences (tmux writes its own, not the program's bytes). */
+  coloured(): string {
+    return this.capture('-e', '-S', '-200');
+  }
+
   /** Only what is on the screen now (a cleared screen goes to tmux's scroll-back). */
   visible(): string {
     return this.capture();
