@@ -126,6 +126,12 @@ describe('what a sandboxed process can see', () => {
     for (const entry of serviceOnly) expect(result.output).not.toContain(entry);
   });
 
+  it('has no controlling terminal to push keystrokes into (TIOCSTI)', async () => {
+    const script = 'import fcntl, termios\ntry:\n    fcntl.ioctl(open("/dev/tty", "w"), termios.TIOCSTI, b"x")\n    print("injected")\nexcept OSError as error:\n    print("refused", error.errno)';
+    const result = await confined(['python3', '-c', script]);
+    expect(result.output).toMatch(/^refused \d+\n$/);
+  });
+
   it('has no network when it is not allowed', async () => {
     const result = await confined(['cat', '/proc/net/dev']);
     const interfaces = result.output.split('\n').slice(2).filter((line) => line.trim() !== '').map((line) => line.split(':')[0]?.trim());
