@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runMada, tempDir } from './support/cli-process.js';
+import { spawnSync } from 'node:child_process';
+import { childEnv, cliCommand, runMada, tempDir } from './support/cli-process.js';
 import { deadUrl } from './support/peer.js';
 import { startMadaService, type RunningService } from './support/service.js';
 
@@ -33,6 +34,13 @@ describe('--version and --help', () => {
     const result = await mada(['--help']);
     expect(result.code).toBe(0);
     for (const command of ['chat', 'status', 'sessions', 'runs', 'attach', 'cancel', 'config', 'explore']) expect(result.stdout).toContain(command);
+  });
+
+  it('stops quietly when the reader of its output goes away first (mada --help | true)', () => {
+    const command = cliCommand(['--help']).map((word) => `'${word}'`).join(' ');
+    // `true` exits before the client has even started, so every write meets a closed pipe.
+    const result = spawnSync('bash', ['-c', `set -o pipefail; ${command} | true`], { env: childEnv(home), encoding: 'utf8' });
+    expect(result).toMatchObject({ status: 0, stderr: '' });
   });
 
   it('lists the chat options in chat --help', async () => {
