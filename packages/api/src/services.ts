@@ -26,6 +26,7 @@ import { RunSweeper } from './runs/run-sweeper.js';
 import { ApprovalService } from './approvals/approval-service.js';
 import { ApprovalRuleSet } from './tools/sandbox/command-policy/index.js';
 import { CheckpointService } from './checkpoints/checkpoint-service.js';
+import { logFields } from './util/log-context.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -127,7 +128,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     options.model ??
     createModelClient(settings, {
       runtime,
-      onRetry: (error, attempt, delayMs) => log.warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
+      onRetry: (error, attempt, delayMs) => log.warn({ ...logFields(), err: error, attempt, delayMs }, 'model runtime call retried'),
     });
   const metrics = new ServiceMetrics();
   const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, runtime);

@@ -11,6 +11,7 @@ import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunN
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { RunQueue } from './run-queue.js';
 import { mergeTextFrames } from './text-frames.js';
+import { withLogFields } from '../util/log-context.js';
 
 /** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
 export type RunFrame = { event: string } & Record<string, unknown>;
@@ -314,7 +315,7 @@ export class RunService {
       await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
       const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
       log.debug({ agent: run.agentType }, 'run started');
-      const result = await job.execute({ signal, emit: (frame) => events.emit(frame), usage, log, ...hooks });
+      const result = await withLogFields({ run_id: run.id }, () => job.execute({ signal, emit: (frame) => events.emit(frame), usage, log, ...hooks }));
       end = { status: 'succeeded', response: result.response, error: null, final: result.done };
     } catch (error) {
       end = signal.aborted ? abortedEnd(signal) : this.failure(run.id, error);

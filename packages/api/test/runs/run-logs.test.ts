@@ -7,8 +7,8 @@ import { createTestApp, type TestApp } from '../support/app.js';
 
 type Line = Record<string, unknown> & { msg: string };
 
-/** The lines only a run writes: the run service's and the tool executor's. */
-const RUN_LINES = new Set(['run started', 'run failed', 'run ended', 'tool call', 'tool call timed out', 'tool call failed']);
+/** The lines only a run writes: the run service's, the tool executor's and the model client's. */
+const RUN_LINES = new Set(['run started', 'run failed', 'run ended', 'tool call', 'tool call timed out', 'tool call failed', 'model runtime call retried']);
 
 describe('log lines of a run', () => {
   let model: ScriptedModel;
@@ -46,12 +46,19 @@ describe('log lines of a run', () => {
     const secondId = (second.json() as { id: string }).id;
     await t.runs.finished(secondId);
 
+    model.push(scripted.httpError(503, 'loading the model'), scripted.text('Planned.'));
+    const third = await t.app.inject({ method: 'POST', url: '/runs', payload: { agent_type: 'plan', prompt: 'Plan again' } });
+    const thirdId = (third.json() as { id: string }).id;
+    await t.runs.finished(thirdId);
+
     const firstId = first.headers['x-run-id'] as string;
     expect(of(firstId)).toEqual(['run started', 'tool call timed out', 'tool call', 'tool call', 'run ended', 'request completed']);
     expect(lines.find((line) => line.run_id === firstId && line.msg === 'tool call timed out')).toMatchObject({ tool: 'bash', level: 40 });
     expect(lines.find((line) => line.run_id === firstId && line.msg === 'run ended')).toMatchObject({ agent: 'task', status: 'succeeded' });
     expect(of(secondId)).toEqual(['run started', 'run failed', 'run ended']);
     expect(lines.find((line) => line.run_id === secondId && line.msg === 'run ended')).toMatchObject({ status: 'failed', level: 30 });
+
+    expect(of(thirdId)).toEqual(['run started', 'model runtime call retried', 'run ended']);
 
     // Nothing a run caused went out without its run_id.
     expect(lines.filter((line) => RUN_LINES.has(line.msg) && line.run_id === undefined)).toEqual([]);
