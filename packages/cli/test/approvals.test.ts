@@ -55,6 +55,23 @@ describe('approvals in the client', () => {
     expect(existsSync(join(workspace, 'victim.txt'))).toBe(false);
   });
 
+  it('takes the question back when the approval is answered from another terminal', async () => {
+    writeFileSync(join(workspace, 'shared.txt'), 'x');
+    running.model.push(rm('shared.txt'), scripted.text('Removed it.'));
+    const terminal = TmuxTerminal.start(cliCommand(['chat', '-a', running.service.url, '-d', workspace]), childEnv(tempDir('mada-cli-home-')), workspace);
+    terminals.push(terminal);
+    await terminal.waitFor(/mada \[default\] ›/);
+    terminal.type('remove shared.txt');
+    terminal.keys('Enter');
+    await terminal.waitFor('Allow? [y]es / [n]o / [a]lways');
+    const listed = await until(() => mada(['approvals']), (r) => r.stdout.includes('rm shared.txt'));
+    const id = /^([0-9a-f-]{36}) {2}bash: rm shared\.txt$/m.exec(listed.stdout)?.[1];
+    expect((await mada(['approve', id!])).code).toBe(0);
+    // No key pressed in the chat: it notices by itself and the run goes on to its answer.
+    await terminal.waitFor(/Answered elsewhere \(or it expired\)\.[\s\S]*Removed it\.[\s\S]*mada \[default\] ›/);
+    expect(existsSync(join(workspace, 'shared.txt'))).toBe(false);
+  });
+
   it('lists a waiting approval with `mada approvals` and refuses it with `mada deny <id> <message>`', async () => {
     writeFileSync(join(workspace, 'keep.txt'), 'x');
     running.model.push(rm('keep.txt'), scripted.text('Left it alone.'));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApprovalRequestedEvent, type ApprovalDecision } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, RequestCancelledError } from '../api/errors.js';
@@ -11,10 +12,15 @@ const ANSWERS: Record<string, ApprovalDecision> = { y: 'approve', yes: 'approve'
 export interface ApprovalPromptDeps {
   client: ApiClient;
   terminal: Terminal;
-  /** Reads one answer line (null: input ended). */
-  read(question: string): Promise<string | null>;
+  /** Reads one answer line (null: input ended); `withdrawn` takes the question back. */
+  read(question: string, withdrawn: AbortSignal): Promise<string | null>;
   signal: AbortSignal;
+  /** How often to check whether the approval was answered elsewhere (default 1 s). */
+  pollMs?: number;
 }
+
+/** The abort reason when the approval stopped waiting while the question was on screen. */
+class AnsweredElsewhere extends Error {}
 
 /** What a chat transport calls with each `approval_requested` frame: resolves once it is answered. */
 export type ApprovalHandler = (frame: ApprovalRequestedEvent) => Promise<void>;
@@ -28,15 +34,30 @@ export function describeCall(frame: Pick<ApprovalRequestedEvent, 'tool' | 'args'
 
 /**
  * Shows what the agent wants to run and asks until it gets y, n or a; the answer goes to
- * POST /approvals/{id}. Input ending counts as no. An approval answered meanwhile from another
- * terminal (409) is reported and left as it is.
+ * POST /approvals/{id}. Input ending counts as no. An approval answered from another terminal
+ * (or expired) while the question is on screen takes the question back; one answered just as
+ * the answer here was sent (409) is reported and left as it is.
  */
 export function approvalPrompt(deps: ApprovalPromptDeps): ApprovalHandler {
   return async (frame) => {
     const { terminal } = deps;
     terminal.print(`${terminal.style('yellow', 'Approval needed')} ${describeCall(frame)}`);
     terminal.print(terminal.style('dim', `  ${frame.reason} · expires ${new Date(frame.expires_at).toLocaleTimeString()}`));
-    const decision = await askDecision(deps);
+    const stillPending = new AbortController();
+    const watching = watchPending(deps, frame.approval_id, stillPending);
+    let decision: ApprovalDecision;
+    try {
+      decision = await askDecision(deps, stillPending.signal);
+    } catch (error) {
+      if (!(error instanceof AnsweredElsewhere)) throw error;
+      // The question is still on its line, unanswered.
+      terminal.print();
+      terminal.print(terminal.style('dim', 'Answered elsewhere (or it expired).'));
+      return;
+    } finally {
+      stillPending.abort(new AnsweredElsewhere());
+      await watching;
+    }
     try {
       await deps.client.decideApproval(frame.approval_id, { decision });
     } catch (error) {
@@ -63,9 +84,23 @@ export function approvalHandler(answer: ApprovalHandler): (event: TurnEvent) => 
   };
 }
 
-async function askDecision(deps: ApprovalPromptDeps): Promise<ApprovalDecision> {
+/**
+ * Until `pending` aborts (the question was answered here): checks the user's waiting approvals and
+ * aborts `pending` once this one is no longer among them. A check that fails is tried again.
+ */
+async function watchPending(deps: ApprovalPromptDeps, approvalId: string, pending: AbortController): Promise<void> {
+  const pollMs = deps.pollMs ?? 1000;
+  while (!pending.signal.aborted) {
+    await sleep(pollMs, undefined, { signal: pending.signal }).catch(() => undefined);
+    if (pending.signal.aborted) return;
+    const waiting = await deps.client.listApprovals('pending').catch(() => undefined);
+    if (waiting !== undefined && !waiting.approvals.some((approval) => approval.id === approvalId)) pending.abort(new AnsweredElsewhere());
+  }
+}
+
+async function askDecision(deps: ApprovalPromptDeps, stillPending: AbortSignal): Promise<ApprovalDecision> {
   for (;;) {
-    const line = await untilAborted(deps.read(APPROVAL_QUESTION), deps.signal);
+    const line = await untilAborted(deps.read(APPROVAL_QUESTION, stillPending), deps.signal);
     if (line === null) return 'deny';
     const decision = ANSWERS[line.trim().toLowerCase()];
     if (decision) return decision;

@@ -42,16 +42,34 @@ export class LineReader {
     this.rl.on('SIGINT', () => options.onInterrupt(this.rl.line === ''));
   }
 
-  /** The next line; the prompt is shown only on a terminal and only when no line is waiting. */
-  read(prompt: string): Promise<string | null> {
+  /**
+   * The next line; the prompt is shown only on a terminal and only when no line is waiting.
+   * When `withdrawn` aborts first, the question is taken back: the promise rejects with its reason
+   * and a line typed later waits for the next read.
+   */
+  read(prompt: string, withdrawn?: AbortSignal): Promise<string | null> {
     const queued = this.queue.shift();
     if (queued !== undefined) return Promise.resolve(queued);
     if (this.ended) return Promise.resolve(null);
+    if (withdrawn?.aborted) return Promise.reject(withdrawn.reason);
     if (this.interactive) {
       this.rl.setPrompt(prompt);
       this.rl.prompt();
     }
-    return new Promise((resolve) => (this.waiter = resolve));
+    return new Promise((resolve, reject) => {
+      const onWithdrawn = (): void => {
+        if (this.waiter !== waiter) return;
+        this.waiter = undefined;
+        if (this.interactive) this.clearLine();
+        reject(withdrawn?.reason);
+      };
+      const waiter = (line: string | null): void => {
+        withdrawn?.removeEventListener('abort', onWithdrawn);
+        resolve(line);
+      };
+      this.waiter = waiter;
+      withdrawn?.addEventListener('abort', onWithdrawn, { once: true });
+    });
   }
 
   /** Drops what was typed at the prompt (Ctrl-C on a non-empty line, as shells do). */

@@ -210,7 +210,7 @@ export class Chat {
       const { client, terminal, eventHandlers } = this.options;
       const handlers: TurnEventHandlers = {
         ...eventHandlers,
-        approvalRequested: eventHandlers?.approvalRequested ?? approvalHandler(approvalPrompt({ client, terminal, read: (question) => this.ask(question), signal: controller.signal })),
+        approvalRequested: eventHandlers?.approvalRequested ?? approvalHandler(approvalPrompt({ client, terminal, read: (question, withdrawn) => this.ask(question, withdrawn), signal: controller.signal })),
       };
       await runTurn({ client, terminal, session, signal: controller.signal, handlers }, text);
     } catch (error) {
@@ -256,9 +256,9 @@ export class Chat {
   }
 
   /** One answer line; without a terminal the question and the answer are echoed, as a transcript. */
-  private async ask(question: string): Promise<string | null> {
+  private async ask(question: string, withdrawn?: AbortSignal): Promise<string | null> {
     if (!this.reader.interactive) this.options.output.write(question);
-    const answer = await this.reader.read(question);
+    const answer = await this.reader.read(question, withdrawn);
     if (!this.reader.interactive && answer !== null) this.options.output.write(`${answer}\n`);
     return answer;
   }
