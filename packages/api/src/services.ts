@@ -27,6 +27,7 @@ import { ApprovalService } from './approvals/approval-service.js';
 import { ApprovalRuleSet } from './tools/sandbox/command-policy/index.js';
 import { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { logFields } from './util/log-context.js';
+import { sqliteRuntimeWarning } from './db/sqlite-runtime.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -139,6 +140,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
   });
   await logSandboxState(settings, log);
+  const sqliteWarning = settings.database.dialect === 'sqlite' ? sqliteRuntimeWarning(process.versions.node) : undefined;
+  if (sqliteWarning !== undefined) log.warn(sqliteWarning);
   const turns = new TurnService(
     conversations,
     repository,
