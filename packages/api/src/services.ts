@@ -179,6 +179,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     checkpoints,
     log,
     describeFailure: runFailureText(settings),
+    // The engine counts the runs it executes; these never reached it.
+    onEndedWhileQueued: (run, status) => metrics.runEnded(run.agentType, status, (now().getTime() - run.createdAt.getTime()) / 1000),
   });
   // Deleting a conversation cancels its running turn (model call aborted, child processes ended).
   conversations.onDeleted((id) => runs.cancelConversationRuns(id));

@@ -31,8 +31,7 @@ export class ObservedEngine extends AgentEngine {
     const started = performance.now();
     const end = (status: RunStatus): void => {
       this.metrics.runsActive.dec({ agent });
-      this.metrics.runs.inc({ agent, status });
-      this.metrics.runDuration.observe({ agent, status }, (performance.now() - started) / 1000);
+      this.metrics.runEnded(agent, status, (performance.now() - started) / 1000);
     };
     this.metrics.runsActive.inc({ agent });
     try {

@@ -141,6 +141,12 @@ export class ServiceMetrics {
     return addSource(this.streamCounters, count);
   }
 
+  /** One run over, however it ended: counted by agent and status, with its wall time. */
+  runEnded(agent: string, status: RunStatus, seconds: number): void {
+    this.runs.inc({ agent, status });
+    this.runDuration.observe({ agent, status }, seconds);
+  }
+
   /** Adds a source of queued runs; the returned function removes it. */
   countQueuedRuns(count: () => number): () => void {
     return addSource(this.queuedCounters, count);

@@ -76,6 +76,8 @@ export interface RunServiceOptions {
   describeFailure?: (error: unknown) => string;
   /** Takes each run's snapshots; the end one before the run's end is recorded. */
   checkpoints?: RunCheckpoints;
+  /** Told of a run that ended before the queue let it start (cancelled or interrupted while queued). */
+  onEndedWhileQueued?: (run: RunRecord, status: EndStatus) => void;
   log: Log;
 }
 
@@ -308,10 +310,12 @@ export class RunService {
     const usage = emptyUsage();
     let slot: { release(): void } | undefined;
     const checkpoint = this.options.checkpoints?.forRun(run.id, run.workingDir);
+    let admitted = false;
     try {
       const admission = this.options.queue.admit(run.userId, signal);
       if (admission.queued) events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
       slot = await admission.slot;
+      admitted = true;
       await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
       const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
       log.debug({ agent: run.agentType }, 'run started');
@@ -322,6 +326,7 @@ export class RunService {
     } finally {
       slot?.release();
     }
+    if (!admitted) this.options.onEndedWhileQueued?.(run, end.status);
     // Never throws: a failed snapshot is recorded with the checkpoint, not with the run.
     await checkpoint?.finish();
     await events.flushed();

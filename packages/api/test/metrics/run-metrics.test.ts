@@ -88,8 +88,27 @@ describe('run, tool and model metrics', () => {
       const after = await scrape(one.app);
       expect(sample(after, 'mada_agent_runs_queued')).toBe(0);
       expect(sample(after, 'mada_agent_runs_active', { agent: 'plan' })).toBe(0);
-      expect(sample(after, 'mada_agent_runs_total', { agent: 'plan', status: 'interrupted' })).toBe(1);
+      // The running one and the two that never started: every run ends with a status.
+      expect(sample(after, 'mada_agent_runs_total', { agent: 'plan', status: 'interrupted' })).toBe(3);
       expect(sample(after, 'mada_agent_runs_total', { agent: 'plan', status: 'cancelled' })).toBeUndefined();
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('counts a run cancelled while it waited in the queue, with its wait as its duration', async () => {
+    const one = await createTestApp({ model: { url: model.url }, env: { MAX_CONCURRENT_RUNS: '1' } });
+    try {
+      model.push(scripted.chunks('Thinking ', scripted.until(new Promise(() => undefined))));
+      const ids: string[] = [];
+      for (const prompt of ['first', 'second']) ids.push((await one.app.inject({ method: 'POST', url: '/runs', payload: { agent_type: 'plan', prompt } })).json<{ id: string }>().id);
+      await expect.poll(() => model.requests.length).toBe(1);
+      expect((await one.app.inject({ method: 'POST', url: `/runs/${ids[1]}/cancel` })).statusCode).toBe(202);
+      await expect.poll(async () => sample(await scrape(one.app), 'mada_agent_runs_total', { agent: 'plan', status: 'cancelled' })).toBe(1);
+      const text = await scrape(one.app);
+      expect(sample(text, 'mada_agent_run_duration_seconds_count', { agent: 'plan', status: 'cancelled' })).toBe(1);
+      expect(sample(text, 'mada_agent_runs_queued')).toBe(0);
+      expect(sample(text, 'mada_agent_runs_active', { agent: 'plan' })).toBe(1);
     } finally {
       await one.close();
     }
