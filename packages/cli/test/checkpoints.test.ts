@@ -33,15 +33,20 @@ function scriptEdit(): void {
   );
 }
 
+/** Runs the scripted edit to its end; the run's id. */
+async function runEdit(): Promise<string> {
+  scriptEdit();
+  const response = await fetch(`${running.service.url}/agents/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_type: 'task', prompt: 'Edit.', working_dir: workspace, mode: 'auto_accept' }),
+  });
+  return response.headers.get('x-run-id')!;
+}
+
 describe('mada diff and mada revert', () => {
   it('print a run\'s changes plain when piped, revert them, and refuse a second revert without --force', async () => {
-    scriptEdit();
-    const response = await fetch(`${running.service.url}/agents/run`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent_type: 'task', prompt: 'Edit.', working_dir: workspace, mode: 'auto_accept' }),
-    });
-    const runId = response.headers.get('x-run-id')!;
+    const runId = await runEdit();
 
     const diff = await runMada(['diff', runId, '-a', running.service.url], { home });
     expect(diff.code).toBe(0);
@@ -63,13 +68,7 @@ describe('mada diff and mada revert', () => {
 
 describe('mada diff on a terminal', () => {
   it('colours the diff as git diff does: removals red, additions green, hunk headers cyan', async () => {
-    scriptEdit();
-    const response = await fetch(`${running.service.url}/agents/run`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent_type: 'task', prompt: 'Edit.', working_dir: workspace, mode: 'auto_accept' }),
-    });
-    const runId = response.headers.get('x-run-id')!;
+    const runId = await runEdit();
     const terminal = TmuxTerminal.start(cliCommand(['diff', runId, '-a', running.service.url]), childEnv(home), workspace);
     try {
       await terminal.waitFor('[exit 0]');
