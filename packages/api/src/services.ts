@@ -141,7 +141,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   });
   await logSandboxState(settings, log);
   const sqliteWarning = settings.database.dialect === 'sqlite' ? sqliteRuntimeWarning(process.versions.node) : undefined;
-  if (sqliteWarning !== undefined) log.warn(sqliteWarning);
+  if (sqliteWarning !== undefined) log.warn({ node: process.versions.node }, sqliteWarning);
   const turns = new TurnService(
     conversations,
     repository,
