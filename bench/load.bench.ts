@@ -84,6 +84,8 @@ const bench: Bench = async () => {
       MAX_CONCURRENT_RUNS: String(STREAMED_RUNS + IDLE_RUNS),
       MAX_RUNS_PER_USER: String(STREAMED_RUNS + IDLE_RUNS),
       RATE_LIMIT_PER_MINUTE: '0',
+      // Every client here shares one loopback address, where a deployment's 1,100 clients would have many.
+      MAX_CONNECTIONS_PER_ADDRESS: '4096',
       SHUTDOWN_GRACE_SECONDS: '0',
     },
     workdir,
