@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
-import type { Db, DialectAdapter, Tables } from './dialect.js';
+import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Tables } from './dialect.js';
 import * as schema from './schema/sqlite.js';
 import { SerialQueue } from './serial-queue.js';
 
@@ -60,6 +60,18 @@ export class SqliteDialect implements DialectAdapter {
         throw error;
       }
     });
+  }
+
+  /**
+   * The statement is prepared on the first call and kept: the one connection serves every session,
+   * so it runs inside a transaction too (the queue gives the connection to one job at a time).
+   */
+  prepared<R>(name: string, build: (db: Db) => PreparableQuery<R>): PreparedStatement<R> {
+    let statement: ReturnType<PreparableQuery<R>['prepare']> | undefined;
+    return (_db, values) => {
+      statement ??= build(this.db).prepare(name);
+      return statement.execute(values);
+    };
   }
 
   async ping(): Promise<void> {
