@@ -46,13 +46,17 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
       last = batch.at(-1)?.seq ?? last;
       if (final >= 0) return;
       if (page.length === PAGE || pending) continue;
-      const run = await store.findRun(runId);
-      // A run's end and its final event are stored together: an ended run has nothing more to come.
-      if (!run || !ACTIVE_RUN_STATUSES.includes(run.status)) {
-        if (run && run.lastEventId > last) continue;
-        return;
+      // Events came and the last one was not final: the run was active, and its end will be
+      // published. Only a read that found nothing asks the store whether the run is still there.
+      if (batch.length === 0) {
+        const run = await store.findRun(runId);
+        // A run's end and its final event are stored together: an ended run has nothing more to come.
+        if (!run || !ACTIVE_RUN_STATUSES.includes(run.status)) {
+          if (run && run.lastEventId > last) continue;
+          return;
+        }
+        if (pending) continue;
       }
-      if (pending) continue;
       await new Promise<void>((resolve) => {
         // Also on its own now and then, in case a notification was lost (listener reconnecting).
         const timer = setTimeout(resolve, bus.pollMs);
