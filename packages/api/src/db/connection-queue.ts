@@ -12,7 +12,7 @@ interface Job {
 }
 
 /** How many transactions at most share one COMMIT: bounds how long the first one waits for it. */
-const MAX_GROUP = 64;
+const MAX_GROUP = 16;
 
 /**
  * Gives one SQLite connection to one job at a time. A connection is one session: a transaction
