@@ -9,8 +9,11 @@ import { Agent, request as httpRequest, type IncomingMessage, type RequestOption
 import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scripted, startScriptedModel } from '../packages/testkit/src/index.js';
-import { startService } from '../packages/api/test/support/service-process.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { startService, TSX } from '../packages/api/test/support/service-process.js';
+import type { ModelCommand } from './load-model.js';
 import { absolute, type Bench, type BenchResult } from './harness.js';
 
 const STREAMED_RUNS = 100;
@@ -28,9 +31,9 @@ interface Followed {
 }
 
 /**
- * The bench's client is node:http on a keep-alive agent. With fetch (web streams per response) the
- * bench process used about half as much CPU again for the same load, and it shares the service's
- * two cores: a heavier client showed up as the service's latency.
+ * The bench's client is node:http on a keep-alive agent: fetch costs the bench process several
+ * times more CPU per request, and the bench shares the service's two cores, so a heavier client
+ * showed up as the service's latency.
  */
 const agent = new Agent({ keepAlive: true });
 
@@ -84,6 +87,37 @@ async function startRun(base: string, prompt: string, signal: AbortSignal): Prom
   return (JSON.parse(text) as { id: string }).id;
 }
 
+interface ModelProcess {
+  url: string;
+  /** Sends a command and resolves once the model has applied it. */
+  command(command: ModelCommand): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the scripted model runtime of load-model.ts in a child process. */
+async function startModelProcess(): Promise<ModelProcess> {
+  const script = fileURLToPath(new URL('./load-model.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=mada-source', '--import', TSX, script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = once(child, 'exit');
+  const reply = async (): Promise<{ kind: string; url?: string }> => {
+    const [message] = (await Promise.race([once(child, 'message'), exited.then(() => [{ kind: 'exited' }])])) as [{ kind: string; url?: string }];
+    if (message.kind === 'exited') throw new Error('the model process exited');
+    return message;
+  };
+  const ready = await reply();
+  return {
+    url: ready.url!,
+    async command(command) {
+      child.send(command);
+      await reply();
+    },
+    async close() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 /** Kibibytes of a /proc/<pid>/status field (VmRSS now, VmHWM the peak so far). */
 function memoryKib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -97,7 +131,7 @@ const bench: Bench = async () => {
   const signal = AbortSignal.timeout(DEADLINE_MS);
   // Every request of the bench listens on this one deadline.
   setMaxListeners(0, signal);
-  const model = await startScriptedModel();
+  const model = await startModelProcess();
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-load-')));
   const service = await startService(
     {
@@ -116,16 +150,13 @@ const bench: Bench = async () => {
     const restMib = memoryKib(pid, 'VmRSS') / 1024;
 
     // Runs that wait on the model after one token: what 1,000 followers sit on without traffic.
-    let releaseIdle!: () => void;
-    const idleHeld = new Promise<void>((resolve) => (releaseIdle = resolve));
-    model.push(...Array.from({ length: IDLE_RUNS }, () => scripted.chunks('Waiting ', scripted.until(idleHeld), 'done.')));
+    await model.command({ kind: 'idle', runs: IDLE_RUNS });
     const idleRuns = await Promise.all(Array.from({ length: IDLE_RUNS }, (_, i) => startRun(service.url, `idle ${i}`, signal)));
     const followers = await Promise.all(
       Array.from({ length: IDLE_FOLLOWERS }, (_, i) => follow(service.url, idleRuns[i % IDLE_RUNS]!, performance.now(), signal)),
     );
 
-    const tokens = Array.from({ length: TOKENS_PER_RUN }, (_, i) => [`token${i} `, scripted.pause(TOKEN_INTERVAL_MS)]).flat();
-    model.push(...Array.from({ length: STREAMED_RUNS }, () => scripted.chunks(...tokens)));
+    await model.command({ kind: 'streamed', runs: STREAMED_RUNS, tokens: TOKENS_PER_RUN, intervalMs: TOKEN_INTERVAL_MS });
     const started = performance.now();
     const streamed = await Promise.all(
       Array.from({ length: STREAMED_RUNS }, async (_, i) => {
@@ -137,7 +168,7 @@ const bench: Bench = async () => {
     );
     const elapsedS = (performance.now() - started) / 1000;
 
-    releaseIdle();
+    await model.command({ kind: 'release' });
     const idleEnds = await Promise.all(followers.map((f) => f.last));
     const failed = streamed.filter((s) => s.last?.event !== 'done').length + idleEnds.filter((last) => last?.event !== 'done').length;
     const firstFrames = streamed.map((s) => s.firstFrameMs).sort((a, b) => a - b);
