@@ -5,11 +5,15 @@
  * deadline for the whole bench.
  */
 import { setMaxListeners } from 'node:events';
+import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scripted, startScriptedModel } from '../packages/testkit/src/index.js';
-import { startService } from '../packages/api/test/support/service-process.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { startService, TSX } from '../packages/api/test/support/service-process.js';
+import type { ModelCommand } from './load-model.js';
 import { absolute, type Bench, type BenchResult } from './harness.js';
 
 const STREAMED_RUNS = 100;
@@ -26,26 +30,49 @@ interface Followed {
   last: Promise<Record<string, unknown> | undefined>;
 }
 
+/**
+ * The bench's client is node:http on a keep-alive agent: fetch costs the bench process several
+ * times more CPU per request, and the bench shares the service's two cores, so a heavier client
+ * showed up as the service's latency.
+ */
+const agent = new Agent({ keepAlive: true });
+
+function request(url: string, options: RequestOptions, signal: AbortSignal, body?: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { ...options, agent, signal }, resolve);
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function textOf(response: IncomingMessage): Promise<string> {
+  response.setEncoding('utf8');
+  let text = '';
+  for await (const part of response) text += part as string;
+  return text;
+}
+
 /** Opens GET /runs/{id}/events and resolves at its first frame; `last` settles when the stream ends. */
 async function follow(base: string, runId: string, since: number, signal: AbortSignal): Promise<Followed> {
-  const response = await fetch(`${base}/runs/${runId}/events`, { headers: { accept: 'text/event-stream' }, signal });
-  if (!response.ok || !response.body) throw new Error(`events of ${runId}: ${response.status}`);
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
+  const response = await request(`${base}/runs/${runId}/events`, { headers: { accept: 'text/event-stream' } }, signal);
+  if (response.statusCode !== 200) throw new Error(`events of ${runId}: ${response.statusCode}`);
+  response.setEncoding('utf8');
   let text = '';
   const frames = (): string[] => [...text.matchAll(/^data: (.*)$/gm)].map((m) => m[1]!);
-  while (frames().length === 0) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  const firstFrameMs = performance.now() - since;
+  const firstFrameMs = await new Promise<number>((resolve, reject) => {
+    const onData = (part: string): void => {
+      text += part;
+      if (!/^data: /m.test(text)) return;
+      response.off('data', onData);
+      response.pause();
+      resolve(performance.now() - since);
+    };
+    response.on('data', onData);
+    response.once('error', reject);
+    response.once('end', () => reject(new Error(`events of ${runId} ended before any frame`)));
+  });
   const last = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
+    for await (const part of response) text += part as string;
     const data = frames().at(-1);
     return data === undefined ? undefined : (JSON.parse(data) as Record<string, unknown>);
   })();
@@ -53,14 +80,42 @@ async function follow(base: string, runId: string, since: number, signal: AbortS
 }
 
 async function startRun(base: string, prompt: string, signal: AbortSignal): Promise<string> {
-  const response = await fetch(`${base}/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ agent_type: 'plan', prompt }),
-    signal,
-  });
-  if (response.status !== 202) throw new Error(`POST /runs answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { id: string }).id;
+  const body = JSON.stringify({ agent_type: 'plan', prompt });
+  const response = await request(`${base}/runs`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, signal, body);
+  const text = await textOf(response);
+  if (response.statusCode !== 202) throw new Error(`POST /runs answered ${response.statusCode}: ${text}`);
+  return (JSON.parse(text) as { id: string }).id;
+}
+
+interface ModelProcess {
+  url: string;
+  /** Sends a command and resolves once the model has applied it. */
+  command(command: ModelCommand): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the scripted model runtime of load-model.ts in a child process. */
+async function startModelProcess(): Promise<ModelProcess> {
+  const script = fileURLToPath(new URL('./load-model.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=mada-source', '--import', TSX, script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = once(child, 'exit');
+  const reply = async (): Promise<{ kind: string; url?: string }> => {
+    const [message] = (await Promise.race([once(child, 'message'), exited.then(() => [{ kind: 'exited' }])])) as [{ kind: string; url?: string }];
+    if (message.kind === 'exited') throw new Error('the model process exited');
+    return message;
+  };
+  const ready = await reply();
+  return {
+    url: ready.url!,
+    async command(command) {
+      child.send(command);
+      await reply();
+    },
+    async close() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 /** Kibibytes of a /proc/<pid>/status field (VmRSS now, VmHWM the peak so far). */
@@ -76,7 +131,7 @@ const bench: Bench = async () => {
   const signal = AbortSignal.timeout(DEADLINE_MS);
   // Every request of the bench listens on this one deadline.
   setMaxListeners(0, signal);
-  const model = await startScriptedModel();
+  const model = await startModelProcess();
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-load-')));
   const service = await startService(
     {
@@ -84,6 +139,8 @@ const bench: Bench = async () => {
       MAX_CONCURRENT_RUNS: String(STREAMED_RUNS + IDLE_RUNS),
       MAX_RUNS_PER_USER: String(STREAMED_RUNS + IDLE_RUNS),
       RATE_LIMIT_PER_MINUTE: '0',
+      // Every client here shares one loopback address, where a deployment's 1,100 clients would have many.
+      MAX_CONNECTIONS_PER_ADDRESS: '4096',
       SHUTDOWN_GRACE_SECONDS: '0',
     },
     workdir,
@@ -93,16 +150,13 @@ const bench: Bench = async () => {
     const restMib = memoryKib(pid, 'VmRSS') / 1024;
 
     // Runs that wait on the model after one token: what 1,000 followers sit on without traffic.
-    let releaseIdle!: () => void;
-    const idleHeld = new Promise<void>((resolve) => (releaseIdle = resolve));
-    model.push(...Array.from({ length: IDLE_RUNS }, () => scripted.chunks('Waiting ', scripted.until(idleHeld), 'done.')));
+    await model.command({ kind: 'idle', runs: IDLE_RUNS });
     const idleRuns = await Promise.all(Array.from({ length: IDLE_RUNS }, (_, i) => startRun(service.url, `idle ${i}`, signal)));
     const followers = await Promise.all(
       Array.from({ length: IDLE_FOLLOWERS }, (_, i) => follow(service.url, idleRuns[i % IDLE_RUNS]!, performance.now(), signal)),
     );
 
-    const tokens = Array.from({ length: TOKENS_PER_RUN }, (_, i) => [`token${i} `, scripted.pause(TOKEN_INTERVAL_MS)]).flat();
-    model.push(...Array.from({ length: STREAMED_RUNS }, () => scripted.chunks(...tokens)));
+    await model.command({ kind: 'streamed', runs: STREAMED_RUNS, tokens: TOKENS_PER_RUN, intervalMs: TOKEN_INTERVAL_MS });
     const started = performance.now();
     const streamed = await Promise.all(
       Array.from({ length: STREAMED_RUNS }, async (_, i) => {
@@ -114,7 +168,7 @@ const bench: Bench = async () => {
     );
     const elapsedS = (performance.now() - started) / 1000;
 
-    releaseIdle();
+    await model.command({ kind: 'release' });
     const idleEnds = await Promise.all(followers.map((f) => f.last));
     const failed = streamed.filter((s) => s.last?.event !== 'done').length + idleEnds.filter((last) => last?.event !== 'done').length;
     const firstFrames = streamed.map((s) => s.firstFrameMs).sort((a, b) => a - b);
@@ -138,6 +192,7 @@ const bench: Bench = async () => {
       absolute('service peak RSS (VmHWM)', 'RSS at rest', restMib, peakMib, 'MiB', 1024),
     ];
   } finally {
+    agent.destroy();
     service.child.kill('SIGTERM');
     await service.exited;
     await model.close();

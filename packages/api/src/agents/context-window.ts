@@ -22,6 +22,23 @@ export class ContextOverflowError extends Error {
 }
 
 /**
+ * Tool lists are few (one per agent and mode) and each run offers the same one again: counted
+ * once per distinct JSON text, which spares every run's start a tokenizer pass over several KB.
+ */
+const toolListCounts = new Map<string, number>();
+const MAX_TOOL_LISTS = 64;
+
+function countToolList(json: string): number {
+  let count = toolListCounts.get(json);
+  if (count === undefined) {
+    count = countTokens(json);
+    if (toolListCounts.size >= MAX_TOOL_LISTS) toolListCounts.clear();
+    toolListCounts.set(json, count);
+  }
+  return count;
+}
+
+/**
  * Counts what a request costs with the tokenizer and makes the run's messages fit the window:
  * older tool results are replaced by a placeholder (oldest first, the newest last); if even then
  * the request is too large, ContextOverflowError, and nothing is sent. Counts are kept per
@@ -47,7 +64,7 @@ export class ContextBudget {
   toolTokens(tools: readonly ToolDefinition[]): number {
     let count = this.toolCounts.get(tools);
     if (count === undefined) {
-      count = tools.length === 0 ? 0 : countTokens(JSON.stringify(tools));
+      count = tools.length === 0 ? 0 : countToolList(JSON.stringify(tools));
       this.toolCounts.set(tools, count);
     }
     return count;

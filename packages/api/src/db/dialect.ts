@@ -12,6 +12,18 @@ import type * as tables from './schema/postgres.js';
 export type Db = PgDatabase<NodePgQueryResultHKT>;
 export type Tables = typeof tables;
 
+/**
+ * A query whose SQL never changes, the values that do being `sql.placeholder`s: the statements a
+ * run repeats for every event it stores and every follower it wakes.
+ */
+export interface PreparableQuery<R> {
+  prepare(name: string): { execute(values?: Record<string, unknown>): Promise<R> };
+  execute(values?: Record<string, unknown>): Promise<R>;
+}
+
+/** Runs a PreparableQuery with its placeholder values in the session given (a transaction's, or the plain one). */
+export type PreparedStatement<R> = (db: Db, values: Record<string, unknown>) => Promise<R>;
+
 /** What differs between SQLite and PostgreSQL: the connection, its sessions and its transactions. */
 export interface DialectAdapter {
   readonly dialect: 'sqlite' | 'postgres';
@@ -23,6 +35,11 @@ export interface DialectAdapter {
    * lock its first UPDATE takes, on SQLite because its one connection runs one job at a time.
    */
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * A statement for the hot paths. SQLite builds and prepares it once (building and preparing cost
+   * more than running it); PostgreSQL builds it in each call's own session, as a transaction needs.
+   */
+  prepared<R>(name: string, build: (db: Db) => PreparableQuery<R>): PreparedStatement<R>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import type { Db, DialectAdapter } from './dialect.js';
+import type { Db, DialectAdapter, PreparedStatement } from './dialect.js';
 import {
   ACTIVE_RUN_STATUSES,
   type CreateRunOptions,
@@ -20,9 +20,12 @@ import {
  */
 export class DrizzleRunRepository implements RunRepository {
   private readonly t;
+  /** The statements of every stored event and every follower's wake-up, built once (dialect.ts). */
+  private readonly statements;
 
   constructor(private readonly adapter: DialectAdapter) {
     this.t = adapter.tables;
+    this.statements = hotStatements(adapter);
   }
 
   createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }> {
@@ -52,8 +55,7 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   findRun(id: string): Promise<RunRecord | undefined> {
-    const r = this.t.runs;
-    return this.adapter.run(async (db) => (await db.select().from(r).where(eq(r.id, id)))[0]);
+    return this.adapter.run(async (db) => (await this.statements.findRun(db, { id }))[0]);
   }
 
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined> {
@@ -123,15 +125,7 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   eventsAfter(id: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
-    const e = this.t.runEvents;
-    return this.adapter.run((db) =>
-      db
-        .select()
-        .from(e)
-        .where(and(eq(e.runId, id), gt(e.seq, afterSeq)))
-        .orderBy(e.seq)
-        .limit(limit),
-    );
+    return this.adapter.run((db) => this.statements.eventsAfter(db, { runId: id, after: afterSeq, limit }));
   }
 
   async renewLeases(owner: string, until: Date): Promise<void> {
@@ -196,15 +190,55 @@ export class DrizzleRunRepository implements RunRepository {
     changes: RunChanges,
     onlyIf?: readonly RunStatus[],
   ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
+    const [run] = await this.takeSeq(tx, id, changes, onlyIf);
+    if (!run) return undefined;
+    const [event] = await this.statements.insertEvent(tx, { runId: id, seq: run.lastEventId, data, createdAt: now });
+    return { run, event: event! };
+  }
+
+  /** Increments the run's last_event_id (and applies `changes`): the common case, no changes while active, is prepared. */
+  private takeSeq(tx: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord[]> {
+    if (Object.keys(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
     const r = this.t.runs;
     const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
-    const [run] = await tx
+    return tx
       .update(r)
       .set({ ...changes, lastEventId: sql`${r.lastEventId} + 1` })
       .where(target)
       .returning();
-    if (!run) return undefined;
-    const [event] = await tx.insert(this.t.runEvents).values({ runId: id, seq: run.lastEventId, data, createdAt: now }).returning();
-    return { run, event: event! };
   }
+}
+
+/** Placeholders stand for what changes from call to call; everything else is fixed in the SQL. */
+function hotStatements(adapter: DialectAdapter): {
+  findRun: PreparedStatement<RunRecord[]>;
+  eventsAfter: PreparedStatement<RunEventRecord[]>;
+  takeSeqWhileActive: PreparedStatement<RunRecord[]>;
+  insertEvent: PreparedStatement<RunEventRecord[]>;
+} {
+  const { runs: r, runEvents: e } = adapter.tables;
+  return {
+    findRun: adapter.prepared('run_by_id', (db) => db.select().from(r).where(eq(r.id, sql.placeholder('id')))),
+    eventsAfter: adapter.prepared('run_events_after', (db) =>
+      db
+        .select()
+        .from(e)
+        .where(and(eq(e.runId, sql.placeholder('runId')), gt(e.seq, sql.placeholder('after'))))
+        .orderBy(e.seq)
+        .limit(sql.placeholder('limit')),
+    ),
+    takeSeqWhileActive: adapter.prepared('run_take_seq', (db) =>
+      db
+        .update(r)
+        .set({ lastEventId: sql`${r.lastEventId} + 1` })
+        .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
+        .returning(),
+    ),
+    insertEvent: adapter.prepared('run_event_insert', (db) =>
+      db
+        .insert(e)
+        .values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') })
+        .returning(),
+    ),
+  };
 }

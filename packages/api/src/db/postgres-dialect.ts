@@ -3,7 +3,7 @@ import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import type { Db, DialectAdapter } from './dialect.js';
+import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
 import * as schema from './schema/postgres.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../../migrations/postgres', import.meta.url));
@@ -60,6 +60,15 @@ export class PostgresDialect implements DialectAdapter {
 
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
     return this.db.transaction(work);
+  }
+
+  /**
+   * Built anew in the session of each call: a transaction runs on its own pooled connection, and a
+   * query bound to the pool would run outside it. Sent unnamed, as before, so no connection keeps
+   * server-side statements that a schema change (or a pooler between) could invalidate.
+   */
+  prepared<R>(_name: string, build: (db: Db) => PreparableQuery<R>): PreparedStatement<R> {
+    return (db, values) => build(db).execute(values);
   }
 
   async ping(): Promise<void> {

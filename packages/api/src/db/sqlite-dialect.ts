@@ -5,9 +5,9 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
-import type { Db, DialectAdapter, Tables } from './dialect.js';
+import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Tables } from './dialect.js';
 import * as schema from './schema/sqlite.js';
-import { SerialQueue } from './serial-queue.js';
+import { ConnectionQueue } from './connection-queue.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../../migrations/sqlite', import.meta.url));
 
@@ -15,22 +15,24 @@ const MIGRATIONS = fileURLToPath(new URL('../../migrations/sqlite', import.meta.
  * better-sqlite3 stays the driver: it builds from source, it is the fastest SQLite binding for
  * Node, and its synchronous calls finish each statement without a thread hop. Its own transactions
  * cannot span an `await`, so transactions here are BEGIN IMMEDIATE ... COMMIT around the work,
- * and a queue lets one job at a time use the connection. Other processes on the same file wait on
- * SQLite's write lock (busy_timeout); IMMEDIATE takes it up front, so two writers never deadlock
- * upgrading a read lock.
+ * and a queue lets one job at a time use the connection, committing transactions queued back to
+ * back together (connection-queue.ts). Other processes on the same file wait on SQLite's write
+ * lock (busy_timeout); IMMEDIATE takes it up front, so two writers never deadlock upgrading a
+ * read lock.
  */
 export class SqliteDialect implements DialectAdapter {
   readonly dialect = 'sqlite' as const;
   // The one place SQLite presents itself through the PostgreSQL builder types; see dialect.ts.
   readonly tables = schema as unknown as Tables;
   private readonly db: Db;
-  private readonly queue = new SerialQueue();
+  private readonly queue: ConnectionQueue;
 
   private constructor(
     private readonly client: Database.Database,
     logger?: DrizzleLogger,
   ) {
     this.db = drizzle({ client, ...(logger ? { logger } : {}) }) as unknown as Db;
+    this.queue = new ConnectionQueue(client);
   }
 
   static open(path: string, logger?: DrizzleLogger): SqliteDialect {
@@ -49,17 +51,19 @@ export class SqliteDialect implements DialectAdapter {
   }
 
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
-    return this.queue.run(async () => {
-      this.client.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await work(this.db);
-        this.client.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (this.client.inTransaction) this.client.exec('ROLLBACK');
-        throw error;
-      }
-    });
+    return this.queue.transaction(() => work(this.db));
+  }
+
+  /**
+   * The statement is prepared on the first call and kept: the one connection serves every session,
+   * so it runs inside a transaction too (the queue gives the connection to one job at a time).
+   */
+  prepared<R>(name: string, build: (db: Db) => PreparableQuery<R>): PreparedStatement<R> {
+    let statement: ReturnType<PreparableQuery<R>['prepare']> | undefined;
+    return (_db, values) => {
+      statement ??= build(this.db).prepare(name);
+      return statement.execute(values);
+    };
   }
 
   async ping(): Promise<void> {

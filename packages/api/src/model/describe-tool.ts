@@ -6,5 +6,20 @@ import type { JsonSchema, ToolDefinition } from './types.js';
  * the schema is used, so arguments with defaults are optional to the model.
  */
 export function describeTool(tool: { name: string; description: string; parameters: z.ZodType }): ToolDefinition {
-  return { name: tool.name, description: tool.description, parameters: z.toJSONSchema(tool.parameters, { io: 'input' }) as JsonSchema };
+  return { name: tool.name, description: tool.description, parameters: inputSchemaOf(tool.parameters) };
+}
+
+/**
+ * Tools are built once and offered in every run: converting a schema each time cost every run's
+ * start a few milliseconds. Kept per schema object; callers treat the result as read-only.
+ */
+const inputSchemas = new WeakMap<z.ZodType, JsonSchema>();
+
+function inputSchemaOf(schema: z.ZodType): JsonSchema {
+  let json = inputSchemas.get(schema);
+  if (json === undefined) {
+    json = z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+    inputSchemas.set(schema, json);
+  }
+  return json;
 }

@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
+import type { RunEventRecord } from '../db/run-repository.js';
 
 /**
- * Tells followers of a run that it has new stored events. It carries no event data: followers read
- * the events from the store, so a missed or doubled signal can never lose or repeat a frame.
+ * Tells followers of a run that it has new stored events. Followers read the events from the store,
+ * so a missed or doubled signal can never lose or repeat a frame. In the process that stored it, the
+ * signal may carry the stored event, which spares a follower that is up to date the read.
  */
 export interface RunEventBus {
   /** Calls `listener` after each publish for this run; returns the unsubscribe function. */
-  subscribe(runId: string, listener: () => void): () => void;
-  /** Announces new events of a run: to this process, and on PostgreSQL to every replica. */
-  publish(runId: string): Promise<void>;
+  subscribe(runId: string, listener: (stored?: RunEventRecord) => void): () => void;
+  /**
+   * Announces new events of a run: to this process, and on PostgreSQL to every replica. `stored`,
+   * the event just committed, goes to this process's followers only.
+   */
+  publish(runId: string, stored?: RunEventRecord): Promise<void>;
   close(): Promise<void>;
   /** How often a follower reads the store on its own, for notifications this bus may lose. */
   readonly pollMs: number;
@@ -30,13 +35,13 @@ export class LocalEventBus implements RunEventBus {
     this.emitter.setMaxListeners(0);
   }
 
-  subscribe(runId: string, listener: () => void): () => void {
+  subscribe(runId: string, listener: (stored?: RunEventRecord) => void): () => void {
     this.emitter.on(runId, listener);
     return () => this.emitter.off(runId, listener);
   }
 
-  async publish(runId: string): Promise<void> {
-    this.emitter.emit(runId);
+  async publish(runId: string, stored?: RunEventRecord): Promise<void> {
+    this.emitter.emit(runId, stored);
   }
 
   async close(): Promise<void> {
@@ -78,9 +83,9 @@ export class PostgresEventBus extends LocalEventBus {
     await this.connection();
   }
 
-  override async publish(runId: string): Promise<void> {
+  override async publish(runId: string, stored?: RunEventRecord): Promise<void> {
     // Local followers need no round trip; remote ones hear the NOTIFY (ours is ignored below).
-    this.emitter.emit(runId);
+    this.emitter.emit(runId, stored);
     try {
       const client = await this.connection();
       await client.query('select pg_notify($1, $2)', [CHANNEL, `${this.instance}:${runId}`]);

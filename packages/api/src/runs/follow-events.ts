@@ -28,8 +28,10 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
   let last = options.after;
   let wake: (() => void) | undefined;
   let pending = false;
-  const unsubscribe = bus.subscribe(runId, () => {
+  const carried = new CarriedEvents();
+  const unsubscribe = bus.subscribe(runId, (stored) => {
     pending = true;
+    carried.add(stored);
     wake?.();
   });
   const onAbort = (): void => wake?.();
@@ -37,7 +39,7 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
   try {
     while (!signal.aborted) {
       pending = false;
-      const page = await store.eventsAfter(runId, last, PAGE);
+      const page = carried.takeAfter(last) ?? (await store.eventsAfter(runId, last, PAGE));
       if (signal.aborted) return;
       const final = page.findIndex((event) => isFinalEvent(event.data));
       const batch = final < 0 ? page : page.slice(0, final + 1);
@@ -46,13 +48,17 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
       last = batch.at(-1)?.seq ?? last;
       if (final >= 0) return;
       if (page.length === PAGE || pending) continue;
-      const run = await store.findRun(runId);
-      // A run's end and its final event are stored together: an ended run has nothing more to come.
-      if (!run || !ACTIVE_RUN_STATUSES.includes(run.status)) {
-        if (run && run.lastEventId > last) continue;
-        return;
+      // Events came and the last one was not final: the run was active, and its end will be
+      // published. Only a read that found nothing asks the store whether the run is still there.
+      if (batch.length === 0) {
+        const run = await store.findRun(runId);
+        // A run's end and its final event are stored together: an ended run has nothing more to come.
+        if (!run || !ACTIVE_RUN_STATUSES.includes(run.status)) {
+          if (run && run.lastEventId > last) continue;
+          return;
+        }
+        if (pending) continue;
       }
-      if (pending) continue;
       await new Promise<void>((resolve) => {
         // Also on its own now and then, in case a notification was lost (listener reconnecting).
         const timer = setTimeout(resolve, bus.pollMs);
@@ -66,5 +72,35 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
   } finally {
     unsubscribe();
     signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** More carried events than this waiting (a slow consumer): they are dropped and the store read instead. */
+const MAX_CARRIED = 64;
+
+/**
+ * Events the bus handed over as they were stored, kept until the follower takes them. Used only
+ * when they continue exactly where the follower is; anything else (a gap, a signal without an
+ * event, too many waiting) sends the follower to the store, which holds every event.
+ */
+class CarriedEvents {
+  private events: RunEventRecord[] = [];
+  private usable = true;
+
+  add(stored: RunEventRecord | undefined): void {
+    if (!stored || this.events.length >= MAX_CARRIED) this.usable = false;
+    else this.events.push(stored);
+  }
+
+  /** The carried events right after `last`, in order, or undefined when the store must be read. */
+  takeAfter(last: number): RunEventRecord[] | undefined {
+    const events = this.events;
+    const usable = this.usable;
+    this.events = [];
+    this.usable = true;
+    if (!usable) return undefined;
+    const next = events.filter((event) => event.seq > last);
+    const contiguous = next.length > 0 && next.every((event, i) => event.seq === last + 1 + i);
+    return contiguous ? next : undefined;
   }
 }

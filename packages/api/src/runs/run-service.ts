@@ -367,7 +367,7 @@ export class RunService {
         { ...outcome, endedAt: now, leaseOwner: null, leaseUntil: null },
         ACTIVE_RUN_STATUSES,
       );
-      if (stored) await this.options.bus.publish(runId);
+      if (stored) await this.options.bus.publish(runId, stored.event);
       return stored?.run;
     } catch (error) {
       log.error({ err: error }, 'could not record the end of a run');
@@ -434,7 +434,7 @@ class EventWriter {
       try {
         // Only while the run is active: after a cancel from elsewhere, nothing follows its last event.
         const stored = await this.options.store.appendEvent(this.runId, data, this.now(), {}, ACTIVE_RUN_STATUSES);
-        if (stored) await this.options.bus.publish(this.runId);
+        if (stored) await this.options.bus.publish(this.runId, stored.event);
       } catch (error) {
         this.log.error({ err: error }, 'could not store a run event');
       }

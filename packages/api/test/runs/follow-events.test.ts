@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ACTIVE_RUN_STATUSES, type RunEventRecord, type RunRepository } from '../../src/db/run-repository.js';
+import { LocalEventBus } from '../../src/runs/event-bus.js';
+import { followRunEvents } from '../../src/runs/follow-events.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
+
+const T0 = new Date('2026-02-01T10:00:00.000Z');
+const chunk = (n: number): string => `{"event":"chunk","data":"part ${n} "}`;
+const DONE = '{"event":"done","mode":"default"}';
+
+/**
+ * The follower behind GET /runs/{id}/events against a real store, with the in-process bus. The bus
+ * may hand over each stored event with its signal; whatever it hands over (or fails to), the
+ * follower delivers every stored event once, in order, and stops after the last.
+ */
+describe.each(DIALECTS)('following a run on %s', (dialect) => {
+  let db: TestDatabase;
+  let runs: RunRepository;
+  let bus: LocalEventBus;
+  let runId: string;
+
+  beforeEach(async () => {
+    db = await createTestDatabase(dialect);
+    runs = db.repository.runs;
+    bus = new LocalEventBus();
+    runId = randomUUID();
+    await runs.createRun(
+      {
+        id: runId,
+        userId: 'alice',
+        agentType: 'plan',
+        mode: 'default',
+        prompt: 'plan the release',
+        workingDir: '/srv/app',
+        conversationId: null,
+        status: 'running',
+        now: T0,
+        idempotencyKey: null,
+        requestHash: null,
+        leaseOwner: 'replica-a',
+        leaseUntil: new Date(T0.getTime() + 60_000),
+      },
+      { idempotentSince: T0 },
+    );
+  });
+  afterEach(async () => {
+    await bus.close();
+    await db.drop();
+  });
+
+  /** Stores an event, then signals it the way `announce` says; returns the stored record. */
+  const store = async (data: string, announce: 'with event' | 'bare' | 'silent'): Promise<RunEventRecord> => {
+    const ending = data === DONE ? { status: 'succeeded' as const, endedAt: T0 } : {};
+    const stored = await runs.appendEvent(runId, data, T0, ending, ACTIVE_RUN_STATUSES);
+    if (!stored) throw new Error('the run refused the event');
+    if (announce === 'with event') await bus.publish(runId, stored.event);
+    if (announce === 'bare') await bus.publish(runId);
+    return stored.event;
+  };
+
+  const follow = (after = 0) => {
+    const delivered: RunEventRecord[] = [];
+    let gotSome!: () => void;
+    const firstDelivery = new Promise<void>((resolve) => (gotSome = resolve));
+    const finished = followRunEvents({
+      store: runs,
+      bus,
+      runId,
+      after,
+      signal: new AbortController().signal,
+      deliver: async (events) => {
+        delivered.push(...events);
+        gotSome();
+      },
+    });
+    return { delivered, firstDelivery, finished };
+  };
+
+  const seqs = (events: readonly RunEventRecord[]): number[] => events.map((event) => event.seq);
+
+  it('delivers events handed over with their signal exactly as stored, once each, and stops after the last', async () => {
+    await store(chunk(1), 'with event');
+    const follower = follow();
+    await follower.firstDelivery;
+    for (let n = 2; n <= 30; n++) await store(chunk(n), 'with event');
+    await store(DONE, 'with event');
+    await follower.finished;
+
+    const stored = await runs.eventsAfter(runId, 0, 100);
+    expect(seqs(follower.delivered)).toEqual(Array.from({ length: 31 }, (_, i) => i + 1));
+    expect(follower.delivered.map((event) => event.data)).toEqual(stored.map((event) => event.data));
+  });
+
+  it('reads the store when a signal comes without its event or an event was never signalled', async () => {
+    const follower = follow();
+    await store(chunk(1), 'with event');
+    await follower.firstDelivery;
+    // Event 2 is stored without a word; event 3's signal carries it, so 2 is missing before it.
+    await store(chunk(2), 'silent');
+    await store(chunk(3), 'with event');
+    // A bare signal (another replica's NOTIFY, an approval decided) says nothing of what is stored.
+    await store(chunk(4), 'bare');
+    await store(DONE, 'with event');
+    await follower.finished;
+
+    expect(seqs(follower.delivered)).toEqual([1, 2, 3, 4, 5]);
+    expect(follower.delivered.at(-1)?.data).toBe(DONE);
+  });
+
+  it('starts after the id it is given and gets the rest from the store, however signals arrive meanwhile', async () => {
+    for (let n = 1; n <= 5; n++) await store(chunk(n), 'silent');
+    const follower = follow(3);
+    const signalled = [store(chunk(6), 'with event'), store(chunk(7), 'with event')];
+    await Promise.all(signalled);
+    await store(DONE, 'with event');
+    await follower.finished;
+
+    expect(seqs(follower.delivered)).toEqual([4, 5, 6, 7, 8]);
+  });
+});
