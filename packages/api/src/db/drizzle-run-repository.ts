@@ -1,7 +1,11 @@
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparedStatement } from './dialect.js';
+import { framesWithIds, framesWithoutIds, pagesAfter } from './run-event-statements.js';
 import {
   ACTIVE_RUN_STATUSES,
+  EVENT_PAGE_CHARS,
+  PAGED_RUN_MIN_EVENTS,
+  type EventFrames,
   type CreateRunOptions,
   type NewRun,
   type RunChanges,
@@ -12,6 +16,9 @@ import {
   type RunStatus,
   type RunUsage,
 } from './run-repository.js';
+
+/** Events read at a time to build an ended run's pages. */
+const PAGE_SOURCE_ROWS = 5000;
 
 /**
  * Runs and their events over drizzle, for both dialects. Appending an event first increments the
@@ -128,6 +135,21 @@ export class DrizzleRunRepository implements RunRepository {
     return this.adapter.run((db) => this.statements.eventsAfter(db, { runId: id, after: afterSeq, limit }));
   }
 
+  async eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | undefined> {
+    const [page] = await this.adapter.query<{ text: string | null; last_seq: number | null }>(withIds ? framesWithIds : framesWithoutIds, [id, afterSeq, limit]);
+    return page?.text && page.last_seq !== null ? { text: page.text, lastSeq: page.last_seq } : undefined;
+  }
+
+  async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]> {
+    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: string }>(pagesAfter, [id, afterSeq, limit]);
+    return pages.map((page) => {
+      if (page.first_seq > afterSeq) return { text: page.frames, lastSeq: page.last_seq };
+      // Each frame starts after the blank line ending the one before; data never holds a line break.
+      const start = page.frames.indexOf(`\nid: ${afterSeq + 1}\n`) + 1;
+      return { text: page.frames.slice(start), lastSeq: page.last_seq };
+    });
+  }
+
   async renewLeases(owner: string, until: Date): Promise<void> {
     const r = this.t.runs;
     await this.adapter.run((db) =>
@@ -193,7 +215,37 @@ export class DrizzleRunRepository implements RunRepository {
     const [run] = await this.takeSeq(tx, id, changes, onlyIf);
     if (!run) return undefined;
     const [event] = await this.statements.insertEvent(tx, { runId: id, seq: run.lastEventId, data, createdAt: now });
+    if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, id);
     return { run, event: event! };
+  }
+
+  /** An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole frame. */
+  private async storePages(tx: Db, id: string): Promise<void> {
+    const { runEvents: e, runEventPages: pages } = this.t;
+    const page = { frames: '', firstSeq: 0, lastSeq: 0 };
+    const flush = async (): Promise<void> => {
+      await tx.insert(pages).values({ runId: id, ...page });
+      page.frames = '';
+    };
+    let last = 0;
+    let rows: { seq: number; data: string }[];
+    do {
+      // In slices, so a very long run is never held in memory as rows all at once.
+      rows = await tx
+        .select({ seq: e.seq, data: e.data })
+        .from(e)
+        .where(and(eq(e.runId, id), gt(e.seq, last)))
+        .orderBy(e.seq)
+        .limit(PAGE_SOURCE_ROWS);
+      for (const row of rows) {
+        if (page.frames === '') page.firstSeq = row.seq;
+        page.frames += `id: ${row.seq}\ndata: ${row.data}\n\n`;
+        page.lastSeq = row.seq;
+        if (page.frames.length >= EVENT_PAGE_CHARS) await flush();
+      }
+      last = rows.at(-1)?.seq ?? last;
+    } while (rows.length === PAGE_SOURCE_ROWS);
+    if (page.frames !== '') await flush();
   }
 
   /** Increments the run's last_event_id (and applies `changes`): the common case, no changes while active, is prepared. */
