@@ -37,6 +37,35 @@ export async function medianMs(fn: () => Promise<unknown> | unknown, runs = 15, 
   return times[Math.floor(times.length / 2)] ?? Number.NaN;
 }
 
+/**
+ * Median wall times of a baseline and a subject measured in turns (baseline, subject, baseline,
+ * ...) after `warmup` unmeasured turns: on a machine whose load changes from second to second,
+ * both see the same load, which measuring one after the other does not give.
+ */
+export async function interleavedMediansMs(
+  baseline: () => Promise<unknown> | unknown,
+  subject: () => Promise<unknown> | unknown,
+  runs = 15,
+  warmup = 3,
+): Promise<{ baselineMs: number; subjectMs: number }> {
+  const time = async (fn: () => Promise<unknown> | unknown): Promise<number> => {
+    const start = process.hrtime.bigint();
+    await fn();
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  };
+  for (let i = 0; i < warmup; i++) {
+    await baseline();
+    await subject();
+  }
+  const times = { baseline: [] as number[], subject: [] as number[] };
+  for (let i = 0; i < runs; i++) {
+    times.baseline.push(await time(baseline));
+    times.subject.push(await time(subject));
+  }
+  const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+  return { baselineMs: median(times.baseline), subjectMs: median(times.subject) };
+}
+
 export function result(name: string, baseline: string, baselineMs: number, subjectMs: number, target?: number, note?: string): BenchResult {
   return { name, baseline, baselineMs, subjectMs, ratio: subjectMs / baselineMs, ...(target === undefined ? {} : { target }), ...(note ? { note } : {}) };
 }

@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../packages/api/test/support/app.js
 import { createTestDatabase, TEST_DATABASE_URL } from '../packages/api/test/support/databases.js';
 import { followRunEventsOver } from '../packages/api/test/support/run-events.js';
 import { startService, type ServiceProcess } from '../packages/api/test/support/service-process.js';
-import { medianMs, overhead, result, type Bench, type BenchResult } from './harness.js';
+import { interleavedMediansMs, overhead, result, type Bench, type BenchResult } from './harness.js';
 
 const REPLAY_EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 10_000);
 const LATENCY_SAMPLES = 60;
@@ -72,9 +72,9 @@ async function replay(model: ScriptedModel): Promise<BenchResult> {
     memory = await memoryStream(body.split(/(?<=\n\n)/));
     const replayUrl = `${address}/runs/${id}/events`;
     if ((await readBody(memory.url)) !== body.length || (await readBody(replayUrl)) !== body.length) throw new Error('replay and memory streams differ');
-    const memoryMs = await medianMs(() => readBody(memory!.url), 9, 2);
-    const replayMs = await medianMs(() => readBody(replayUrl), 9, 2);
-    return result(`replay of a finished ${REPLAY_EVENTS.toLocaleString('en')}-event run over SSE (SQLite)`, 'the same frames written from memory', memoryMs, replayMs, 1.5);
+    const memoryUrl = memory.url;
+    const { baselineMs, subjectMs } = await interleavedMediansMs(() => readBody(memoryUrl), () => readBody(replayUrl), 31, 3);
+    return result(`replay of a finished ${REPLAY_EVENTS.toLocaleString('en')}-event run over SSE (SQLite)`, 'the same frames written from memory', baselineMs, subjectMs, 1.5);
   } finally {
     memory?.server.close();
     await t.close();
@@ -170,8 +170,8 @@ async function legacyRecording(model: ScriptedModel): Promise<BenchResult> {
       const answer = response.json<{ response: string }>();
       if (response.statusCode !== 200 || answer.response !== 'all read') throw new Error(`run failed: ${response.body}`);
     };
-    const bareMs = await medianMs(call(bare), 40, 8);
-    const recordedMs = await medianMs(call(t.app), 40, 8);
+    // Many short runs, taken in turns: one run is a few milliseconds, and the load of the machine shifts.
+    const { baselineMs: bareMs, subjectMs: recordedMs } = await interleavedMediansMs(call(bare), call(t.app), 101, 10);
     return result(
       `POST /agents/run recorded as a run (${TOOL_STEPS} read_file steps, zero-latency model, SQLite)`,
       'the engine behind a bare route, nothing stored',

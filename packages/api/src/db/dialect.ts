@@ -24,6 +24,18 @@ export interface PreparableQuery<R> {
 /** Runs a PreparableQuery with its placeholder values in the session given (a transaction's, or the plain one). */
 export type PreparedStatement<R> = (db: Db, values: Record<string, unknown>) => Promise<R>;
 
+/**
+ * A statement written out for each dialect (`?` parameters for SQLite, `$1`... for PostgreSQL),
+ * for reads that need what drizzle's builder does not share across dialects (SQLite's group_concat,
+ * PostgreSQL's string_agg).
+ */
+export interface Statement {
+  /** Unique per statement: SQLite keeps its prepared statement under it (PostgreSQL sends it unnamed). */
+  readonly name: string;
+  readonly sqlite: string;
+  readonly postgres: string;
+}
+
 /** What differs between SQLite and PostgreSQL: the connection, its sessions and its transactions. */
 export interface DialectAdapter {
   readonly dialect: 'sqlite' | 'postgres';
@@ -40,6 +52,8 @@ export interface DialectAdapter {
    * more than running it); PostgreSQL builds it in each call's own session, as a transaction needs.
    */
   prepared<R>(name: string, build: (db: Db) => PreparableQuery<R>): PreparedStatement<R>;
+  /** One Statement outside a transaction, prepared once; rows as the driver gives them (column names as written). */
+  query<Row>(statement: Statement, params: readonly unknown[]): Promise<Row[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,7 +1,11 @@
-import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql, type Placeholder } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparedStatement } from './dialect.js';
+import { framesWithIds, framesWithoutIds, pagesAfter } from './run-event-statements.js';
 import {
   ACTIVE_RUN_STATUSES,
+  EVENT_PAGE_CHARS,
+  PAGED_RUN_MIN_EVENTS,
+  type EventFrames,
   type CreateRunOptions,
   type NewRun,
   type RunChanges,
@@ -13,6 +17,15 @@ import {
   type RunUsage,
 } from './run-repository.js';
 
+type NewRunRow = Omit<NewRun, 'now'> & { createdAt: Date };
+
+/** The fields `changes` sets (an undefined one sets nothing), in a fixed order. */
+const changedFields = (changes: RunChanges): (keyof RunChanges)[] =>
+  (Object.keys(changes) as (keyof RunChanges)[]).filter((field) => changes[field] !== undefined).sort();
+
+/** Events read at a time to build an ended run's pages. */
+const PAGE_SOURCE_ROWS = 5000;
+
 /**
  * Runs and their events over drizzle, for both dialects. Appending an event first increments the
  * run's last_event_id: on PostgreSQL that UPDATE locks the run row until commit, so concurrent
@@ -22,6 +35,8 @@ export class DrizzleRunRepository implements RunRepository {
   private readonly t;
   /** The statements of every stored event and every follower's wake-up, built once (dialect.ts). */
   private readonly statements;
+  /** Inserts and updates of runs, prepared once per shape (runUpdate, insertRun). */
+  private readonly runUpdates = new Map<string, PreparedStatement<RunRecord[]>>();
 
   constructor(private readonly adapter: DialectAdapter) {
     this.t = adapter.tables;
@@ -31,6 +46,8 @@ export class DrizzleRunRepository implements RunRepository {
   createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }> {
     const r = this.t.runs;
     const { now, ...fields } = input;
+    // Without a key nothing can collide: one statement, prepared once per set of null fields (every run starts here).
+    if (input.idempotencyKey === null) return this.adapter.run(async (db) => ({ run: (await this.insertRun(db, { ...fields, createdAt: now }))[0]!, created: true }));
     return this.adapter.transaction(async (tx) => {
       if (input.idempotencyKey !== null) {
         // A key past its window names nothing any more: release it for this request.
@@ -84,21 +101,14 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
-    return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
+    // An empty SET is not SQL: the plain update re-sets the id and still returns the row.
+    if (changedFields(changes).length === 0) return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
+    return this.adapter.run(async (db) => (await this.runUpdate(db, id, changes, onlyIf, false))[0]);
   }
 
   async addUsage(id: string, delta: Partial<RunUsage>): Promise<void> {
-    const r = this.t.runs;
     await this.adapter.run((db) =>
-      db
-        .update(r)
-        .set({
-          modelCalls: sql`${r.modelCalls} + ${delta.modelCalls ?? 0}`,
-          toolCalls: sql`${r.toolCalls} + ${delta.toolCalls ?? 0}`,
-          inputTokens: sql`${r.inputTokens} + ${delta.inputTokens ?? 0}`,
-          outputTokens: sql`${r.outputTokens} + ${delta.outputTokens ?? 0}`,
-        })
-        .where(eq(r.id, id)),
+      this.statements.addUsage(db, { id, modelCalls: delta.modelCalls ?? 0, toolCalls: delta.toolCalls ?? 0, inputTokens: delta.inputTokens ?? 0, outputTokens: delta.outputTokens ?? 0 }),
     );
   }
 
@@ -126,6 +136,21 @@ export class DrizzleRunRepository implements RunRepository {
 
   eventsAfter(id: string, afterSeq: number, limit: number): Promise<RunEventRecord[]> {
     return this.adapter.run((db) => this.statements.eventsAfter(db, { runId: id, after: afterSeq, limit }));
+  }
+
+  async eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | undefined> {
+    const [page] = await this.adapter.query<{ text: string | null; last_seq: number | null }>(withIds ? framesWithIds : framesWithoutIds, [id, afterSeq, limit]);
+    return page?.text && page.last_seq !== null ? { text: page.text, lastSeq: page.last_seq } : undefined;
+  }
+
+  async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]> {
+    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: string }>(pagesAfter, [id, afterSeq, limit]);
+    return pages.map((page) => {
+      if (page.first_seq > afterSeq) return { text: page.frames, lastSeq: page.last_seq };
+      // Each frame starts after the blank line ending the one before; data never holds a line break.
+      const start = page.frames.indexOf(`\nid: ${afterSeq + 1}\n`) + 1;
+      return { text: page.frames.slice(start), lastSeq: page.last_seq };
+    });
   }
 
   async renewLeases(owner: string, until: Date): Promise<void> {
@@ -193,19 +218,88 @@ export class DrizzleRunRepository implements RunRepository {
     const [run] = await this.takeSeq(tx, id, changes, onlyIf);
     if (!run) return undefined;
     const [event] = await this.statements.insertEvent(tx, { runId: id, seq: run.lastEventId, data, createdAt: now });
+    if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, id);
     return { run, event: event! };
   }
 
-  /** Increments the run's last_event_id (and applies `changes`): the common case, no changes while active, is prepared. */
+  /** An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole frame. */
+  private async storePages(tx: Db, id: string): Promise<void> {
+    const { runEvents: e, runEventPages: pages } = this.t;
+    const page = { frames: '', firstSeq: 0, lastSeq: 0 };
+    const flush = async (): Promise<void> => {
+      await tx.insert(pages).values({ runId: id, ...page });
+      page.frames = '';
+    };
+    let last = 0;
+    let rows: { seq: number; data: string }[];
+    do {
+      // In slices, so a very long run is never held in memory as rows all at once.
+      rows = await tx
+        .select({ seq: e.seq, data: e.data })
+        .from(e)
+        .where(and(eq(e.runId, id), gt(e.seq, last)))
+        .orderBy(e.seq)
+        .limit(PAGE_SOURCE_ROWS);
+      for (const row of rows) {
+        if (page.frames === '') page.firstSeq = row.seq;
+        page.frames += `id: ${row.seq}\ndata: ${row.data}\n\n`;
+        page.lastSeq = row.seq;
+        if (page.frames.length >= EVENT_PAGE_CHARS) await flush();
+      }
+      last = rows.at(-1)?.seq ?? last;
+    } while (rows.length === PAGE_SOURCE_ROWS);
+    if (page.frames !== '') await flush();
+  }
+
+  private insertRun(db: Db, values: NewRunRow): Promise<RunRecord[]> {
+    const nulls = Object.keys(values).filter((field) => values[field as keyof typeof values] === null);
+    const key = `insert|${nulls.join(',')}`;
+    let statement = this.runUpdates.get(key);
+    if (!statement) {
+      const r = this.t.runs;
+      const row = Object.fromEntries(Object.keys(values).map((field) => [field, nulls.includes(field) ? null : sql.placeholder(field)])) as {
+        [K in keyof NewRunRow]: NewRunRow[K] | Placeholder;
+      };
+      statement = this.adapter.prepared(`run_insert_${this.runUpdates.size}`, (builder) =>
+        builder
+          .insert(r)
+          .values(row)
+          .returning(),
+      );
+      this.runUpdates.set(key, statement);
+    }
+    return statement(db, values);
+  }
+
+  /** Increments the run's last_event_id (and applies `changes`), prepared per shape of the changes. */
   private takeSeq(tx: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord[]> {
-    if (Object.keys(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
-    const r = this.t.runs;
-    const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
-    return tx
-      .update(r)
-      .set({ ...changes, lastEventId: sql`${r.lastEventId} + 1` })
-      .where(target)
-      .returning();
+    if (changedFields(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
+    return this.runUpdate(tx, id, changes, onlyIf, true);
+  }
+
+  /**
+   * An UPDATE of a run returning its row, prepared once per shape: the fields set from values, the
+   * fields set to null (a placeholder's value goes through its column's encoder, which takes no
+   * null), the status condition, and whether it takes the next seq. Runs make a handful of shapes.
+   */
+  private runUpdate(db: Db, id: string, changes: RunChanges, onlyIf: readonly RunStatus[] | undefined, takeSeq: boolean): Promise<RunRecord[]> {
+    const fields = changedFields(changes);
+    const key = `${takeSeq}|${fields.map((field) => (changes[field] === null ? `${field}=null` : field)).join(',')}|${onlyIf?.join(',') ?? ''}`;
+    let statement = this.runUpdates.get(key);
+    if (!statement) {
+      const r = this.t.runs;
+      const set = Object.fromEntries(fields.map((field) => [field, changes[field] === null ? null : sql.placeholder(field)]));
+      statement = this.adapter.prepared(`run_update_${this.runUpdates.size}`, (builder) => {
+        const byId = eq(r.id, sql.placeholder('id'));
+        return builder
+          .update(r)
+          .set(takeSeq ? { ...set, lastEventId: sql`${r.lastEventId} + 1` } : set)
+          .where(onlyIf ? and(byId, inArray(r.status, [...onlyIf])) : byId)
+          .returning();
+      });
+      this.runUpdates.set(key, statement);
+    }
+    return statement(db, { ...changes, id });
   }
 }
 
@@ -215,6 +309,7 @@ function hotStatements(adapter: DialectAdapter): {
   eventsAfter: PreparedStatement<RunEventRecord[]>;
   takeSeqWhileActive: PreparedStatement<RunRecord[]>;
   insertEvent: PreparedStatement<RunEventRecord[]>;
+  addUsage: PreparedStatement<unknown>;
 } {
   const { runs: r, runEvents: e } = adapter.tables;
   return {
@@ -239,6 +334,17 @@ function hotStatements(adapter: DialectAdapter): {
         .insert(e)
         .values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') })
         .returning(),
+    ),
+    addUsage: adapter.prepared('run_add_usage', (db) =>
+      db
+        .update(r)
+        .set({
+          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
+          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
+          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
+          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
+        })
+        .where(eq(r.id, sql.placeholder('id'))),
     ),
   };
 }

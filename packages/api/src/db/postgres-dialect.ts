@@ -3,7 +3,7 @@ import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
+import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Statement } from './dialect.js';
 import * as schema from './schema/postgres.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../../migrations/postgres', import.meta.url));
@@ -31,7 +31,7 @@ export class PostgresDialect implements DialectAdapter {
 
   private constructor(
     private readonly pool: pg.Pool,
-    logger?: DrizzleLogger,
+    private readonly logger?: DrizzleLogger,
   ) {
     this.db = drizzle({ client: pool, ...(logger ? { logger } : {}) });
   }
@@ -69,6 +69,12 @@ export class PostgresDialect implements DialectAdapter {
    */
   prepared<R>(_name: string, build: (db: Db) => PreparableQuery<R>): PreparedStatement<R> {
     return (db, values) => build(db).execute(values);
+  }
+
+  async query<Row>(statement: Statement, params: readonly unknown[]): Promise<Row[]> {
+    this.logger?.logQuery(statement.postgres, [...params]);
+    const result = await this.pool.query({ text: statement.postgres, values: [...params] });
+    return result.rows as Row[];
   }
 
   async ping(): Promise<void> {

@@ -46,6 +46,22 @@ export interface RunEventRecord {
   createdAt: Date;
 }
 
+/** Frames are read and written about this many characters at a time (the stored pages' size too). */
+export const EVENT_PAGE_CHARS = 64 * 1024;
+/**
+ * A run that ends with at least this many events also gets its frames stored in pages of about
+ * EVENT_PAGE_CHARS; below it, reading the events row by row costs well under a millisecond.
+ */
+export const PAGED_RUN_MIN_EVENTS = 1000;
+
+/** A page of a run's events as Server-Sent Events frames, ready to write. */
+export interface EventFrames {
+  /** `id: <seq>` (when asked for), `data: <event text>` and a blank line per event, in order. */
+  text: string;
+  /** Seq of the page's last event: the page holds every event after the requested seq up to it. */
+  lastSeq: number;
+}
+
 export interface NewRun {
   id: string;
   userId: string;
@@ -98,7 +114,8 @@ export interface RunRepository {
   addUsage(id: string, delta: Partial<RunUsage>): Promise<void>;
   /**
    * Stores the next event (seq = last_event_id + 1) and, in the same transaction, any `changes`
-   * (a final event and the status it implies land together). Concurrent appends get distinct,
+   * (a final event and the status it implies land together). When the changes end a run of
+   * PAGED_RUN_MIN_EVENTS events or more, its frames are stored in pages too (`eventPagesAfter`). Concurrent appends get distinct,
    * gapless seqs. With `onlyIf`, nothing is stored unless the run's status is one of those (a run
    * ends once). Undefined when the run is gone or the condition failed.
    */
@@ -113,6 +130,16 @@ export interface RunRepository {
   eventTextAfter(id: string, afterSeq: number): Promise<number>;
   /** Events with seq > afterSeq, in order, at most `limit`: replay a page at a time. */
   eventsAfter(id: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
+  /**
+   * Events with seq > afterSeq, at most `limit`, rendered as SSE frames in one string (`withIds`:
+   * with their `id:` lines); undefined when there are none.
+   */
+  eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | undefined>;
+  /**
+   * For an ended run with stored pages: up to `limit` pages of frames (with `id:` lines), the first
+   * one starting at seq afterSeq + 1; none when the run has no pages or none past afterSeq.
+   */
+  eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]>;
   /** Extends the leases of every active run this replica owns. */
   renewLeases(owner: string, until: Date): Promise<void>;
   /**

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
-import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Tables } from './dialect.js';
+import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Statement, Tables } from './dialect.js';
 import * as schema from './schema/sqlite.js';
 import { ConnectionQueue } from './connection-queue.js';
 
@@ -26,10 +26,11 @@ export class SqliteDialect implements DialectAdapter {
   readonly tables = schema as unknown as Tables;
   private readonly db: Db;
   private readonly queue: ConnectionQueue;
+  private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(
     private readonly client: Database.Database,
-    logger?: DrizzleLogger,
+    private readonly logger?: DrizzleLogger,
   ) {
     this.db = drizzle({ client, ...(logger ? { logger } : {}) }) as unknown as Db;
     this.queue = new ConnectionQueue(client);
@@ -64,6 +65,18 @@ export class SqliteDialect implements DialectAdapter {
       statement ??= build(this.db).prepare(name);
       return statement.execute(values);
     };
+  }
+
+  query<Row>(statement: Statement, params: readonly unknown[]): Promise<Row[]> {
+    return this.queue.run(async () => {
+      let prepared = this.statements.get(statement.name);
+      if (!prepared) {
+        prepared = this.client.prepare(statement.sqlite);
+        this.statements.set(statement.name, prepared);
+      }
+      this.logger?.logQuery(statement.sqlite, [...params]);
+      return prepared.all(...params) as Row[];
+    });
   }
 
   async ping(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { RunEventBus } from '../runs/event-bus.js';
 import { followRunEvents } from '../runs/follow-events.js';
-import type { RunEventRecord, RunRepository } from '../db/run-repository.js';
+import type { RunRepository } from '../db/run-repository.js';
 import { SseStream } from './sse.js';
 
 export interface RunEventStreamOptions {
@@ -23,28 +23,10 @@ export interface RunEventStreamOptions {
 
 const BACKLOG_CHECK_MS = 200;
 
-const frameOf = (event: RunEventRecord, withIds: boolean): string =>
-  withIds ? `id: ${event.seq}\ndata: ${event.data}\n\n` : `data: ${event.data}\n\n`;
-
-/** Frames are written in groups up to this size: few writes for a replay, little waiting unsent. */
-const WRITE_CHARS = 64 * 1024;
-
-/** Joins frames into groups of about WRITE_CHARS and sends each, with the seq of its last event, once the previous one was taken. */
-async function sendGrouped(events: readonly RunEventRecord[], withIds: boolean, send: (text: string, lastSeq: number) => Promise<void>): Promise<void> {
-  let text = '';
-  for (const [index, event] of events.entries()) {
-    text += frameOf(event, withIds);
-    if (text.length >= WRITE_CHARS || index === events.length - 1) {
-      await send(text, event.seq);
-      text = '';
-    }
-  }
-}
-
 /**
  * Sends a run's stored events as Server-Sent Events, then follows new ones until the last frame.
- * Each group of frames is written only once the socket has taken the previous ones, so what waits
- * unsent is one group (about 64 KiB, or one larger frame) at most: the store, not memory, holds
+ * Each page of frames is written only once the socket has taken the previous one, so what waits
+ * unsent is one page (sized to about 64 KiB from the frames before it) at most: the store, not memory, holds
  * the backlog of a slow client.
  */
 export async function streamRunEvents(reply: FastifyReply, options: RunEventStreamOptions): Promise<void> {
@@ -56,8 +38,9 @@ export async function streamRunEvents(reply: FastifyReply, options: RunEventStre
       bus: options.bus,
       runId: options.runId,
       after: options.after,
+      withIds: options.withIds,
       signal: stream.signal,
-      deliver: (events) => sendGrouped(events, options.withIds, (text, lastSeq) => deliverWatched(reply, stream.sendRaw(text), lastSeq, options)),
+      deliver: (frames, lastSeq) => deliverWatched(reply, stream.sendRaw(frames), lastSeq, options),
     });
     finished = !stream.signal.aborted;
   } finally {

@@ -1,7 +1,11 @@
 import type { RunEventBus } from './event-bus.js';
-import { ACTIVE_RUN_STATUSES, type RunEventRecord, type RunRepository } from '../db/run-repository.js';
-
-const PAGE = 200;
+import { ACTIVE_RUN_STATUSES, EVENT_PAGE_CHARS, type EventFrames, type RunEventRecord, type RunRepository } from '../db/run-repository.js';
+/** Rows of the first page, before the size of the run's frames is known. */
+const FIRST_PAGE_ROWS = 100;
+/** Stored pages read at a time: a few reads for a long replay, a few hundred KiB held at most. */
+const STORED_PAGES_PER_READ = 4;
+/** The most rows a page may hold, however small the frames: bounds a page when large frames follow small ones. */
+const MAX_PAGE_ROWS = 1000;
 
 export interface FollowOptions {
   store: RunRepository;
@@ -9,23 +13,65 @@ export interface FollowOptions {
   runId: string;
   /** Events with seq above this are delivered. */
   after: number;
-  /** Delivers the next events, in order; resolves once the consumer can take more (backpressure). */
-  deliver(events: readonly RunEventRecord[]): Promise<void>;
+  /** Frames with `id:` lines (resumable streams) or `data:` lines only (legacy streams). */
+  withIds: boolean;
+  /**
+   * Delivers the next frames, in order, and the seq of the last one; resolves once the consumer
+   * can take more (backpressure).
+   */
+  deliver(frames: string, lastSeq: number): Promise<void>;
   /** Stops following (the client went away). */
   signal: AbortSignal;
 }
 
-/** The last frame of every run: after it nothing follows. */
-export const isFinalEvent = (data: string): boolean => data.startsWith('{"event":"done"') || data.startsWith('{"event":"error"');
+/**
+ * Whether a page of frames ends with a run's final frame (`done` or `error`). Only the last frame
+ * needs a look: the service stores a run's final event together with its end, and nothing after
+ * it (every append is conditional on the run being active), so a final event is always the last.
+ */
+export function endsWithFinalFrame(frames: string): boolean {
+  // Frames end with their only blank line (event data is compact JSON, without line breaks).
+  const before = frames.lastIndexOf('\n\n', frames.length - 3);
+  const start = before < 0 ? 0 : before + 2;
+  const data = frames.indexOf('data: ', start) + 'data: '.length;
+  return frames.startsWith('{"event":"done"', data) || frames.startsWith('{"event":"error"', data);
+}
+
+/**
+ * Delivers a page as it is, unless it came out much larger than planned (large frames after small
+ * ones): then in pieces of about EVENT_PAGE_CHARS (or one larger frame), each once the previous
+ * one was taken, so what waits unsent stays bounded. Seqs have no gaps: a piece's last seq is
+ * `after` plus the frames delivered so far.
+ */
+async function deliverInPieces(page: EventFrames, after: number, deliver: FollowOptions['deliver']): Promise<void> {
+  const frames = page.text;
+  let start = 0;
+  if (frames.length > 2 * EVENT_PAGE_CHARS) {
+    let seq = after;
+    // Each frame ends with the only blank line it holds.
+    for (let end = frames.indexOf('\n\n') + 2; end > 1 && end < frames.length; end = frames.indexOf('\n\n', end) + 2) {
+      seq += 1;
+      if (end - start < EVENT_PAGE_CHARS) continue;
+      await deliver(frames.slice(start, end), seq);
+      start = end;
+    }
+  }
+  await deliver(start === 0 ? frames : frames.slice(start), page.lastSeq);
+}
 
 /**
  * Delivers a run's stored events after `after`, then each new one as it is stored, until the final
  * `done` or `error` has been delivered (or the run has ended with nothing more to read). Reads page
- * by page, as the consumer drains, so a slow client costs no memory.
+ * by page, as the consumer drains, so a slow client costs no memory; a page is sized from the
+ * frames before it to about EVENT_PAGE_CHARS, so a replay takes a few reads and a few large writes.
+ * A long ended run is replayed from its stored pages (frames with ids, already joined) as far as
+ * they go. Live events this process stored come with their signal and need no read.
  */
 export async function followRunEvents(options: FollowOptions): Promise<void> {
   const { store, bus, runId, signal } = options;
   let last = options.after;
+  let rows = FIRST_PAGE_ROWS;
+  let paged = options.withIds;
   let wake: (() => void) | undefined;
   let pending = false;
   const carried = new CarriedEvents();
@@ -39,18 +85,36 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
   try {
     while (!signal.aborted) {
       pending = false;
-      const page = carried.takeAfter(last) ?? (await store.eventsAfter(runId, last, PAGE));
+      const stored = paged ? await store.eventPagesAfter(runId, last, STORED_PAGES_PER_READ) : [];
       if (signal.aborted) return;
-      const final = page.findIndex((event) => isFinalEvent(event.data));
-      const batch = final < 0 ? page : page.slice(0, final + 1);
-      // A page at a time: the consumer writes a replay in a few large writes, not one per frame.
-      if (batch.length > 0) await options.deliver(batch);
-      last = batch.at(-1)?.seq ?? last;
-      if (final >= 0) return;
-      if (page.length === PAGE || pending) continue;
-      // Events came and the last one was not final: the run was active, and its end will be
-      // published. Only a read that found nothing asks the store whether the run is still there.
-      if (batch.length === 0) {
+      if (stored.length > 0) {
+        for (const page of stored) {
+          await options.deliver(page.text, page.lastSeq);
+          if (endsWithFinalFrame(page.text)) return;
+          last = page.lastSeq;
+        }
+        continue;
+      }
+      // Once there are no stored pages (a live or short run has none), events are read row by row.
+      paged = false;
+      const handed = carried.takeAfter(last);
+      const page = handed ? framesOf(handed, options.withIds) : await store.eventFramesAfter(runId, last, rows, options.withIds);
+      if (signal.aborted) return;
+      if (page) {
+        // Seqs have no gaps, so the page holds lastSeq - last events.
+        const count = page.lastSeq - last;
+        await deliverInPieces(page, last, options.deliver);
+        if (endsWithFinalFrame(page.text)) return;
+        last = page.lastSeq;
+        if (!handed) {
+          const full = count === rows;
+          rows = Math.min(MAX_PAGE_ROWS, Math.max(1, Math.floor((EVENT_PAGE_CHARS * count) / page.text.length)));
+          if (full) continue;
+        }
+        if (pending) continue;
+        // Events came and the last one was not final: the run was active, and its end will be published.
+      } else {
+        // Only a read that found nothing asks the store whether the run is still there.
         const run = await store.findRun(runId);
         // A run's end and its final event are stored together: an ended run has nothing more to come.
         if (!run || !ACTIVE_RUN_STATUSES.includes(run.status)) {
@@ -73,6 +137,12 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
     unsubscribe();
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** Events handed over by the bus, as the frames a page read would have given. */
+function framesOf(events: readonly RunEventRecord[], withIds: boolean): EventFrames {
+  const text = events.map((event) => `${withIds ? `id: ${event.seq}\n` : ''}data: ${event.data}\n\n`).join('');
+  return { text, lastSeq: events.at(-1)!.seq };
 }
 
 /** More carried events than this waiting (a slow consumer): they are dropped and the store read instead. */

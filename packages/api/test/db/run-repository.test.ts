@@ -149,6 +149,63 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
     expect(await runs.eventsAfter(run.id, 99, 100)).toEqual([]);
   });
 
+  it('renders a page of events as SSE frames, with or without id lines', async () => {
+    const run = await create({ status: 'running' });
+    const texts = Array.from({ length: 5 }, (_, i) => `{"event":"chunk","data":"part ${i} é😀 \\"q\\""}`);
+    for (const text of texts) await runs.appendEvent(run.id, text, T0);
+    const frames = (from: number, to: number, withIds: boolean) =>
+      texts
+        .slice(from, to)
+        .map((text, i) => `${withIds ? `id: ${from + i + 1}\n` : ''}data: ${text}\n\n`)
+        .join('');
+    expect(await runs.eventFramesAfter(run.id, 1, 3, true)).toEqual({ text: frames(1, 4, true), lastSeq: 4 });
+    expect(await runs.eventFramesAfter(run.id, 0, 100, false)).toEqual({ text: frames(0, 5, false), lastSeq: 5 });
+    expect(await runs.eventFramesAfter(run.id, 4, 100, true)).toEqual({ text: frames(4, 5, true), lastSeq: 5 });
+    expect(await runs.eventFramesAfter(run.id, 5, 100, true)).toBeUndefined();
+    expect(await runs.eventFramesAfter(randomUUID(), 0, 100, false)).toBeUndefined();
+  });
+
+  it('renders a long page in seq order', async () => {
+    const run = await create({ status: 'running' });
+    for (let i = 1; i <= 1200; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
+    const page = await runs.eventFramesAfter(run.id, 100, 1000, true);
+    expect(page?.lastSeq).toBe(1100);
+    const seqs = [...page!.text.matchAll(/^id: (\d+)\ndata: \{"n":(\d+)\}$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(seqs).toEqual(Array.from({ length: 1000 }, (_, i) => [i + 101, i + 101]));
+  });
+
+  it('stores a long run’s frames in pages when it ends, and cuts the page at any seq', async () => {
+    const run = await create({ status: 'running' });
+    const texts = Array.from({ length: 1199 }, (_, i) => `{"event":"chunk","data":"${i % 300 === 3 ? 'é'.repeat(30_000) : `part ${i}`}"}`);
+    for (const text of texts) await runs.appendEvent(run.id, text, T0);
+    expect(await runs.eventPagesAfter(run.id, 0, 4)).toEqual([]);
+    await runs.appendEvent(run.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: T0 });
+    const all = [...texts, '{"event":"done"}'].map((text, i) => `id: ${i + 1}\ndata: ${text}\n\n`);
+    const readFrom = async (after: number) => {
+      let text = '';
+      let pages = 0;
+      for (let read = await runs.eventPagesAfter(run.id, after, 2); read.length > 0; read = await runs.eventPagesAfter(run.id, read.at(-1)!.lastSeq, 2)) {
+        text += read.map((page) => page.text).join('');
+        pages += read.length;
+      }
+      return { text, pages };
+    };
+    const whole = await readFrom(0);
+    expect(whole.text).toBe(all.join(''));
+    expect(whole.pages).toBeGreaterThan(2);
+    for (const after of [1, 17, 303, 1199]) expect((await readFrom(after)).text).toBe(all.slice(after).join(''));
+    expect(await runs.eventPagesAfter(run.id, 1200, 4)).toEqual([]);
+    expect(await runs.deleteRunsEndedBefore(minutes(1))).toBe(1);
+    expect(await runs.eventPagesAfter(run.id, 0, 4)).toEqual([]);
+  });
+
+  it('stores no pages for a short run', async () => {
+    const run = await create({ status: 'running' });
+    for (let i = 0; i < 10; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
+    await runs.appendEvent(run.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: T0 });
+    expect(await runs.eventPagesAfter(run.id, 0, 4)).toEqual([]);
+  });
+
   it('stores a final event and the status it implies together', async () => {
     const run = await create({ status: 'running' });
     await runs.appendEvent(run.id, '{"event":"thinking"}', minutes(1));

@@ -4,6 +4,7 @@ import { ACTIVE_RUN_STATUSES, type RunEventRecord, type RunRepository } from '..
 import { LocalEventBus } from '../../src/runs/event-bus.js';
 import { followRunEvents } from '../../src/runs/follow-events.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
+import { parseEventFrames } from '../support/run-events.js';
 
 const T0 = new Date('2026-02-01T10:00:00.000Z');
 const chunk = (n: number): string => `{"event":"chunk","data":"part ${n} "}`;
@@ -60,7 +61,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
   };
 
   const follow = (after = 0) => {
-    const delivered: RunEventRecord[] = [];
+    const delivered: { seq: number; data: string }[] = [];
     let gotSome!: () => void;
     const firstDelivery = new Promise<void>((resolve) => (gotSome = resolve));
     const finished = followRunEvents({
@@ -68,16 +69,17 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
       bus,
       runId,
       after,
+      withIds: true,
       signal: new AbortController().signal,
-      deliver: async (events) => {
-        delivered.push(...events);
+      deliver: async (frames) => {
+        delivered.push(...parseEventFrames(frames).map((frame) => ({ seq: frame.id, data: frame.data })));
         gotSome();
       },
     });
     return { delivered, firstDelivery, finished };
   };
 
-  const seqs = (events: readonly RunEventRecord[]): number[] => events.map((event) => event.seq);
+  const seqs = (events: readonly { seq: number }[]): number[] => events.map((event) => event.seq);
 
   it('delivers events handed over with their signal exactly as stored, once each, and stops after the last', async () => {
     await store(chunk(1), 'with event');

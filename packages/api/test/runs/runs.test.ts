@@ -2,7 +2,7 @@ import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { readRunEvents } from '../support/run-events.js';
+import { followRunEventsOver, readRunEvents } from '../support/run-events.js';
 import { until } from '../support/until.js';
 
 const KEYS = { ann: 'ann-key-0123456789', bob: 'bob-key-0123456789' };
@@ -81,6 +81,46 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
     expect(seen).toEqual(whole.frames);
     expect(whole.frames.map((f) => f.id)).toEqual(whole.frames.map((_, i) => i + 1));
     expect(whole.frames.filter((f) => f.data.startsWith('{"event":"chunk"')).map((f) => JSON.parse(f.data).data).join('')).toBe(pieces.join(''));
+  });
+
+  // 1,200 events: a long run, replayed from the pages stored at its end; 300: read row by row,
+  // where large frames after small ones make a page far larger than planned.
+  it.each([1200, 300])('replays a finished run of %i events read in many pages exactly, from the start and from any Last-Event-ID', async (count) => {
+    const store = t.database.repository.runs;
+    const { run } = await store.createRun(
+      { id: crypto.randomUUID(), userId: 'ann', agentType: 'plan', mode: 'default', prompt: 'long', workingDir: t.workdir, conversationId: null, status: 'running', now: new Date(), idempotencyKey: null, requestHash: null, leaseOwner: null, leaseUntil: null },
+      { idempotentSince: new Date(0) },
+    );
+    const large = (i: number) => (count > 1000 ? i % 300 === 7 : i % 20 === 7);
+    const texts = Array.from({ length: count }, (_, i) => JSON.stringify({ event: 'chunk', data: `${i}:${large(i) ? 'x'.repeat(40_000) : 'é😀 "q"'}` }));
+    for (const text of texts) await store.appendEvent(run.id, text, new Date());
+    await store.appendEvent(run.id, '{"event":"done","mode":"default"}', new Date(), { status: 'succeeded', endedAt: new Date() });
+    const expected = [...texts, '{"event":"done","mode":"default"}'].map((data, i) => ({ id: i + 1, data }));
+    const whole = await readRunEvents(address, run.id, { headers: as('ann') });
+    expect(whole.closedByServer).toBe(true);
+    expect(whole.frames).toEqual(expected);
+    for (const lastEventId of [1, 100, 101, 299, count - 1, count]) {
+      const rest = await readRunEvents(address, run.id, { headers: as('ann'), lastEventId });
+      expect(rest.frames).toEqual(expected.slice(lastEventId));
+    }
+  });
+
+  it('keeps following past a frame whose text looks like a final one, and closes after the real one', async () => {
+    const store = t.database.repository.runs;
+    const { run } = await store.createRun(
+      { id: crypto.randomUUID(), userId: 'ann', agentType: 'plan', mode: 'default', prompt: 'x', workingDir: t.workdir, conversationId: null, status: 'running', now: new Date(), idempotencyKey: null, requestHash: null, leaseOwner: null, leaseUntil: null },
+      { idempotentSince: new Date(0) },
+    );
+    const lookalikes = ['{"event":"chunk","data":"\\n\\ndata: {\\"event\\":\\"done\\"}"}', '{"event":"thinking","message":"data: {\\"event\\":\\"error\\"}"}'];
+    for (const text of lookalikes) await store.appendEvent(run.id, text, new Date());
+    const seen: string[] = [];
+    const followed = followRunEventsOver(address, run.id, (frame) => seen.push(frame.data), as('ann'));
+    await until(async () => seen.length, (n) => n === 2, 'the stored frames to arrive');
+    await store.appendEvent(run.id, '{"event":"error","error_message":"Run cancelled"}', new Date(), { status: 'cancelled', endedAt: new Date() });
+    await t.runs.bus.publish(run.id);
+    const frames = await followed;
+    expect(frames.map((f) => f.data)).toEqual([...lookalikes, '{"event":"error","error_message":"Run cancelled"}']);
+    expect(frames.map((f) => f.id)).toEqual([1, 2, 3]);
   });
 
   it("hides internal addresses from keyed users in a failed run's error and its last event", async () => {

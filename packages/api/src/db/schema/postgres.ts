@@ -104,6 +104,24 @@ export const runEvents = pgTable(
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
 );
 
+/**
+ * An ended run's events again, as SSE frames with their `id:` lines, joined into pages of about
+ * 64 KiB (first_seq..last_seq): a replay of a long run reads a few rows instead of one per event.
+ * Derived from run_events once the run has ended and never changed; run_events stays the record.
+ */
+export const runEventPages = pgTable(
+  'run_event_pages',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    firstSeq: integer('first_seq').notNull(),
+    lastSeq: integer('last_seq').notNull(),
+    frames: text('frames').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.firstSeq] })],
+);
+
 /** An `ask` waiting for (or given) its answer; `grant_match` is what an approve_always grant stores. */
 export const approvals = pgTable(
   'approvals',
