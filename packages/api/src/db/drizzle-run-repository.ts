@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql, type Placeholder } from 'drizzle-orm';
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparedStatement } from './dialect.js';
 import { framesWithIds, framesWithoutIds, pagesAfter } from './run-event-statements.js';
 import {
@@ -17,12 +17,6 @@ import {
   type RunUsage,
 } from './run-repository.js';
 
-type NewRunRow = Omit<NewRun, 'now'> & { createdAt: Date };
-
-/** The fields `changes` sets (an undefined one sets nothing), in a fixed order. */
-const changedFields = (changes: RunChanges): (keyof RunChanges)[] =>
-  (Object.keys(changes) as (keyof RunChanges)[]).filter((field) => changes[field] !== undefined).sort();
-
 /** Events read at a time to build an ended run's pages. */
 const PAGE_SOURCE_ROWS = 5000;
 
@@ -35,8 +29,6 @@ export class DrizzleRunRepository implements RunRepository {
   private readonly t;
   /** The statements of every stored event and every follower's wake-up, built once (dialect.ts). */
   private readonly statements;
-  /** Inserts and updates of runs, prepared once per shape (runUpdate, insertRun). */
-  private readonly runUpdates = new Map<string, PreparedStatement<RunRecord[]>>();
 
   constructor(private readonly adapter: DialectAdapter) {
     this.t = adapter.tables;
@@ -46,8 +38,6 @@ export class DrizzleRunRepository implements RunRepository {
   createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }> {
     const r = this.t.runs;
     const { now, ...fields } = input;
-    // Without a key nothing can collide: one statement, prepared once per set of null fields (every run starts here).
-    if (input.idempotencyKey === null) return this.adapter.run(async (db) => ({ run: (await this.insertRun(db, { ...fields, createdAt: now }))[0]!, created: true }));
     return this.adapter.transaction(async (tx) => {
       if (input.idempotencyKey !== null) {
         // A key past its window names nothing any more: release it for this request.
@@ -101,14 +91,21 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
-    // An empty SET is not SQL: the plain update re-sets the id and still returns the row.
-    if (changedFields(changes).length === 0) return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
-    return this.adapter.run(async (db) => (await this.runUpdate(db, id, changes, onlyIf, false))[0]);
+    return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
   }
 
   async addUsage(id: string, delta: Partial<RunUsage>): Promise<void> {
+    const r = this.t.runs;
     await this.adapter.run((db) =>
-      this.statements.addUsage(db, { id, modelCalls: delta.modelCalls ?? 0, toolCalls: delta.toolCalls ?? 0, inputTokens: delta.inputTokens ?? 0, outputTokens: delta.outputTokens ?? 0 }),
+      db
+        .update(r)
+        .set({
+          modelCalls: sql`${r.modelCalls} + ${delta.modelCalls ?? 0}`,
+          toolCalls: sql`${r.toolCalls} + ${delta.toolCalls ?? 0}`,
+          inputTokens: sql`${r.inputTokens} + ${delta.inputTokens ?? 0}`,
+          outputTokens: sql`${r.outputTokens} + ${delta.outputTokens ?? 0}`,
+        })
+        .where(eq(r.id, id)),
     );
   }
 
@@ -251,55 +248,16 @@ export class DrizzleRunRepository implements RunRepository {
     if (page.frames !== '') await flush();
   }
 
-  private insertRun(db: Db, values: NewRunRow): Promise<RunRecord[]> {
-    const nulls = Object.keys(values).filter((field) => values[field as keyof typeof values] === null);
-    const key = `insert|${nulls.join(',')}`;
-    let statement = this.runUpdates.get(key);
-    if (!statement) {
-      const r = this.t.runs;
-      const row = Object.fromEntries(Object.keys(values).map((field) => [field, nulls.includes(field) ? null : sql.placeholder(field)])) as {
-        [K in keyof NewRunRow]: NewRunRow[K] | Placeholder;
-      };
-      statement = this.adapter.prepared(`run_insert_${this.runUpdates.size}`, (builder) =>
-        builder
-          .insert(r)
-          .values(row)
-          .returning(),
-      );
-      this.runUpdates.set(key, statement);
-    }
-    return statement(db, values);
-  }
-
-  /** Increments the run's last_event_id (and applies `changes`), prepared per shape of the changes. */
+  /** Increments the run's last_event_id (and applies `changes`): the common case, no changes while active, is prepared. */
   private takeSeq(tx: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord[]> {
-    if (changedFields(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
-    return this.runUpdate(tx, id, changes, onlyIf, true);
-  }
-
-  /**
-   * An UPDATE of a run returning its row, prepared once per shape: the fields set from values, the
-   * fields set to null (a placeholder's value goes through its column's encoder, which takes no
-   * null), the status condition, and whether it takes the next seq. Runs make a handful of shapes.
-   */
-  private runUpdate(db: Db, id: string, changes: RunChanges, onlyIf: readonly RunStatus[] | undefined, takeSeq: boolean): Promise<RunRecord[]> {
-    const fields = changedFields(changes);
-    const key = `${takeSeq}|${fields.map((field) => (changes[field] === null ? `${field}=null` : field)).join(',')}|${onlyIf?.join(',') ?? ''}`;
-    let statement = this.runUpdates.get(key);
-    if (!statement) {
-      const r = this.t.runs;
-      const set = Object.fromEntries(fields.map((field) => [field, changes[field] === null ? null : sql.placeholder(field)]));
-      statement = this.adapter.prepared(`run_update_${this.runUpdates.size}`, (builder) => {
-        const byId = eq(r.id, sql.placeholder('id'));
-        return builder
-          .update(r)
-          .set(takeSeq ? { ...set, lastEventId: sql`${r.lastEventId} + 1` } : set)
-          .where(onlyIf ? and(byId, inArray(r.status, [...onlyIf])) : byId)
-          .returning();
-      });
-      this.runUpdates.set(key, statement);
-    }
-    return statement(db, { ...changes, id });
+    if (Object.keys(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
+    const r = this.t.runs;
+    const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
+    return tx
+      .update(r)
+      .set({ ...changes, lastEventId: sql`${r.lastEventId} + 1` })
+      .where(target)
+      .returning();
   }
 }
 
@@ -309,7 +267,6 @@ function hotStatements(adapter: DialectAdapter): {
   eventsAfter: PreparedStatement<RunEventRecord[]>;
   takeSeqWhileActive: PreparedStatement<RunRecord[]>;
   insertEvent: PreparedStatement<RunEventRecord[]>;
-  addUsage: PreparedStatement<unknown>;
 } {
   const { runs: r, runEvents: e } = adapter.tables;
   return {
@@ -334,17 +291,6 @@ function hotStatements(adapter: DialectAdapter): {
         .insert(e)
         .values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') })
         .returning(),
-    ),
-    addUsage: adapter.prepared('run_add_usage', (db) =>
-      db
-        .update(r)
-        .set({
-          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
-          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
-          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
-          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
-        })
-        .where(eq(r.id, sql.placeholder('id'))),
     ),
   };
 }
