@@ -12,8 +12,9 @@ import type { Statement } from './dialect.js';
  * each frame is the aggregate's separator (and added after the last): one concatenation fewer per
  * event, which is most of the cost of a replay. The line breaks are written into the literals.
  *
- * SQLite aggregates the rows in the order the subquery delivers them, by seq (an ORDER BY inside
- * group_concat would sort them again, at a third of the cost of the whole query).
+ * Both aggregates name their order: SQLite does not promise to keep the subquery's, and a replay
+ * out of order would break the exact-replay contract (the ORDER BY costs about a third of the
+ * query; ended long runs are replayed from stored pages instead).
  */
 const framesStatement = (name: string, frames: { sqlite: string; postgres: string }): Statement => ({
   name,
@@ -22,12 +23,12 @@ const framesStatement = (name: string, frames: { sqlite: string; postgres: strin
 });
 
 export const framesWithIds = framesStatement('mada_run_frames_with_ids', {
-  sqlite: `group_concat('id: ' || seq || '\ndata: ' || data, '\n\n') || '\n\n'`,
+  sqlite: `group_concat('id: ' || seq || '\ndata: ' || data, '\n\n' order by seq) || '\n\n'`,
   postgres: `string_agg('id: ' || seq || '\ndata: ' || data, '\n\n' order by seq) || '\n\n'`,
 });
 
 export const framesWithoutIds = framesStatement('mada_run_frames', {
-  sqlite: `'data: ' || group_concat(data, '\n\ndata: ') || '\n\n'`,
+  sqlite: `'data: ' || group_concat(data, '\n\ndata: ' order by seq) || '\n\n'`,
   postgres: `'data: ' || string_agg(data, '\n\ndata: ' order by seq) || '\n\n'`,
 });
 
