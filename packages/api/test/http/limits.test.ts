@@ -78,6 +78,28 @@ describe.each(DIALECTS)('message and conversation limits on %s', (dialect) => {
     expect((await create()).status).toBe(201);
   });
 
+  it('stores exactly up to MAX_CONVERSATIONS_PER_USER when creations race, across two services on one database', async () => {
+    expect((await create()).status).toBe(201);
+    const second = await createTestApp({ dialect, env: LIMITS, model: { url: model.url }, shareDatabaseOf: t });
+    others.push(second);
+    const secondBase = await second.app.listen({ port: 0, host: '127.0.0.1' });
+    const racing = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0 ? create() : send(secondBase, { method: 'POST', path: '/conversations/', headers: ALICE, body: { working_dir: second.workdir } }),
+      ),
+    );
+    const statuses = racing.map((response) => response.status).sort();
+    expect(statuses).toEqual([201, ...Array<number>(11).fill(403)]);
+    for (const refused of racing.filter((response) => response.status === 403)) expect(refused.json()).toEqual({ detail: 'Conversation limit reached (2)' });
+    const listed = (await send(base, { path: '/conversations/?limit=100', headers: ALICE })).json() as { conversations: unknown[]; total: number };
+    expect([listed.conversations.length, listed.total]).toEqual([2, 2]);
+    // The refused creations left no count behind: after a delete, exactly one more fits.
+    const id = (listed.conversations[0] as { id: string }).id;
+    expect((await send(base, { method: 'DELETE', path: `/conversations/${id}`, headers: ALICE })).status).toBe(204);
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(403);
+  });
+
   it('keeps data stored before a limit was lowered readable', async () => {
     const id = ((await create()).json() as { id: string }).id;
     await create();
