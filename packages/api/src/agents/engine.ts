@@ -9,6 +9,7 @@ import type { Log } from '../util/log.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, type RunLimits } from './run-loop.js';
 import { emptyUsage, type RunUsage } from './run-usage.js';
+import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
   constructor(dir: string) {
@@ -29,6 +30,8 @@ export interface EngineDeps {
   startDir: string;
   /** APPROVAL_RULES_FILE's rules; absent: the default rules. */
   approvalRules?: ApprovalRuleSet;
+  /** Keyed mode: hides the runtime's and search engine's addresses in tool failures; absent: shown. */
+  hideAddresses?: AddressFilter;
 }
 
 export interface RunOptions {
@@ -126,6 +129,7 @@ export class AgentEngine {
         approval: { rules: this.rules, ...(options.approvalGate ? { gate: options.approvalGate } : {}) },
         ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),
         ...(options.log ? { log: options.log } : {}),
+        ...(this.deps.hideAddresses ? { hideAddresses: this.deps.hideAddresses } : {}),
         spawnAgent: (agentType, prompt, dir, signal) =>
           this.run({
             agentType,
