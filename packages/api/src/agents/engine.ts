@@ -98,6 +98,14 @@ export class AgentEngine {
     return (await this.runWithUsage(options)).text;
   }
 
+  /**
+   * A sub-agent (spawn_agent) is part of the run that started it: it goes through here, not
+   * through `run`, so a subclass that observes runs does not count it as one of its own.
+   */
+  protected async runSubAgent(options: RunOptions): Promise<string> {
+    return (await this.runWithUsage(options)).text;
+  }
+
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
     const usage = options.usage ?? emptyUsage();
@@ -131,7 +139,7 @@ export class AgentEngine {
         ...(options.log ? { log: options.log } : {}),
         ...(this.deps.hideAddresses ? { hideAddresses: this.deps.hideAddresses } : {}),
         spawnAgent: (agentType, prompt, dir, signal) =>
-          this.run({
+          this.runSubAgent({
             agentType,
             prompt,
             workingDir: dir,
