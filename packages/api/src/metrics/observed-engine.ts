@@ -5,8 +5,8 @@ import type { RunStatus, ServiceMetrics } from './service-metrics.js';
 /**
  * The engine, counting its runs. A run started from inside another (spawn_agent) is part of
  * that run and is not counted again: the engine starts those through `runSubAgent`, which is not
- * observed. (An AsyncLocalStorage told them apart before; on Node 20 it turns on promise hooks for
- * the whole process, a cost on every promise of every streamed token.)
+ * observed. (An AsyncLocalStorage told them apart before; on Node 20 each one in use adds work
+ * to every promise the process creates, several per streamed token.)
  */
 export class ObservedEngine extends AgentEngine {
   constructor(
