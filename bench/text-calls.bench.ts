@@ -15,13 +15,13 @@ function prose(bytes: number): string {
 /** What the agent loop does with a streamed answer: the gate per chunk, then the text-call scan once. */
 function consume(chunks: readonly string[]): number {
   const gate = new StreamGate();
-  const parts: string[] = [];
+  let text = '';
   let sent = 0;
   for (const chunk of chunks) {
-    parts.push(chunk);
+    text += chunk;
     sent += gate.push(chunk).length;
   }
-  const found = extractTextToolCalls(parts.join(''), TOOLS);
+  const found = extractTextToolCalls(text, TOOLS);
   return sent + gate.finish().length + found.calls.length;
 }
 

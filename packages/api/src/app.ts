@@ -6,7 +6,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
 import { detectSandbox } from './tools/sandbox/launcher.js';
-import { addressFilter, showAddresses } from './http/address-hiding.js';
+import { addressFilter, showAddresses } from './util/address-hiding.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
 import { normalizeBodyText } from './http/body-text.js';

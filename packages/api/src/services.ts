@@ -15,7 +15,7 @@ import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
 import { detectSandbox } from './tools/sandbox/launcher.js';
 import { PathSandbox } from './tools/sandbox/paths.js';
-import { addressFilter, showAddresses } from './http/address-hiding.js';
+import { addressFilter, showAddresses, type AddressFilter } from './util/address-hiding.js';
 import { asDatabaseUnavailable } from './db/unavailable.js';
 import { errorMessage } from './util/error-message.js';
 import { loggableError } from './util/loggable-error.js';
@@ -65,6 +65,10 @@ export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>,
   return [settings.dataDir, ...databaseFiles, join(startDir, '.env')];
 }
 
+/** Keyed users do not learn where the runtime and search engine live; the owner in local mode may. */
+const addressFilterFor = (settings: Settings): AddressFilter =>
+  settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
+
 /** The engine, its model client and its tools report what they do into `metrics`. */
 export function createEngine(settings: Settings, model: ModelClient, startDir: string, metrics: ServiceMetrics, runtime?: RuntimeInfoSource): AgentEngine {
   const envFile = join(startDir, '.env');
@@ -78,6 +82,7 @@ export function createEngine(settings: Settings, model: ModelClient, startDir: s
     limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
+    hideAddresses: addressFilterFor(settings),
   };
   return new ObservedEngine(deps, metrics);
 }
@@ -94,7 +99,7 @@ async function logSandboxState(settings: Settings, log: Log): Promise<void> {
  * internal address of the runtime or search engine (the log keeps the whole error).
  */
 function runFailureText(settings: Settings): (error: unknown) => string {
-  const hide = settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
+  const hide = addressFilterFor(settings);
   return (error) => {
     const unavailable = asDatabaseUnavailable(error);
     if (unavailable) return unavailable.message;

@@ -9,6 +9,7 @@ import type { Log } from '../util/log.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, type RunLimits } from './run-loop.js';
 import { emptyUsage, type RunUsage } from './run-usage.js';
+import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
   constructor(dir: string) {
@@ -29,6 +30,8 @@ export interface EngineDeps {
   startDir: string;
   /** APPROVAL_RULES_FILE's rules; absent: the default rules. */
   approvalRules?: ApprovalRuleSet;
+  /** Keyed mode: hides the runtime's and search engine's addresses in tool failures; absent: shown. */
+  hideAddresses?: AddressFilter;
 }
 
 export interface RunOptions {
@@ -95,6 +98,14 @@ export class AgentEngine {
     return (await this.runWithUsage(options)).text;
   }
 
+  /**
+   * A sub-agent (spawn_agent) is part of the run that started it: it goes through here, not
+   * through `run`, so a subclass that observes runs does not count it as one of its own.
+   */
+  protected async runSubAgent(options: RunOptions): Promise<string> {
+    return (await this.runWithUsage(options)).text;
+  }
+
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
     const usage = options.usage ?? emptyUsage();
@@ -126,8 +137,9 @@ export class AgentEngine {
         approval: { rules: this.rules, ...(options.approvalGate ? { gate: options.approvalGate } : {}) },
         ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),
         ...(options.log ? { log: options.log } : {}),
+        ...(this.deps.hideAddresses ? { hideAddresses: this.deps.hideAddresses } : {}),
         spawnAgent: (agentType, prompt, dir, signal) =>
-          this.run({
+          this.runSubAgent({
             agentType,
             prompt,
             workingDir: dir,

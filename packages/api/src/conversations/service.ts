@@ -85,20 +85,18 @@ export class ConversationService {
 
   /**
    * Checks the working directory (the agent type is checked when a turn runs) and the caller's
-   * conversation count; two creations racing at the limit may both pass.
+   * conversation count, the count in the same transaction as the insert: creations racing at the
+   * limit store exactly up to it.
    */
   async create(userId: string, input: { agent_type: string; working_dir: string; title: string | null }): Promise<ConversationRecord> {
     this.options.checkWorkingDir?.(input.working_dir);
-    const { total } = await this.repository.listConversations(userId, { limit: 1, offset: 0, activeSince: this.expiryCutoff() });
-    if (total >= this.options.maxConversationsPerUser) throw new ConversationLimitError(this.options.maxConversationsPerUser);
-    return this.repository.createConversation({
-      id: randomUUID(),
-      userId,
-      agentType: input.agent_type,
-      workingDir: input.working_dir,
-      title: input.title,
-      now: this.now(),
-    });
+    const max = this.options.maxConversationsPerUser;
+    const created = await this.repository.createConversationWithin(
+      { id: randomUUID(), userId, agentType: input.agent_type, workingDir: input.working_dir, title: input.title, now: this.now() },
+      { max, activeSince: this.expiryCutoff() },
+    );
+    if (created === undefined) throw new ConversationLimitError(max);
+    return created;
   }
 
   async list(userId: string, limit: number, offset: number): Promise<{ items: ConversationRecord[]; total: number }> {

@@ -6,6 +6,7 @@ import type { ApprovalRepository } from './approval-repository.js';
 import type {
   AppendOptions,
   AppendResult,
+  ConversationLimit,
   ConversationRecord,
   ConversationRepository,
   ListPage,
@@ -17,6 +18,9 @@ import type {
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
 import { countPerUser, messageRows, summaryRow, tokensOf } from './rows.js';
+
+/** Thrown inside a creation's transaction to roll it back: the user is at the limit. */
+class OverLimit extends Error {}
 
 /**
  * The conversation store for both dialects, over drizzle. Every write that must be atomic starts
@@ -41,17 +45,43 @@ export class DrizzleRepository implements ConversationRepository {
     return this.adapter.ping();
   }
 
-  createConversation(input: NewConversation): Promise<ConversationRecord> {
+  async createConversation(input: NewConversation): Promise<ConversationRecord> {
+    return (await this.insertConversation(input, undefined))!;
+  }
+
+  async createConversationWithin(input: NewConversation, limit: ConversationLimit): Promise<ConversationRecord | undefined> {
+    try {
+      return await this.insertConversation(input, limit);
+    } catch (error) {
+      if (error instanceof OverLimit) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The user's count goes up first: on PostgreSQL that upsert locks the user's count row until
+   * commit, so a concurrent creation for the same user waits and then sees this one's count (a
+   * first creation included, where no row existed to lock beforehand); on SQLite one transaction
+   * runs at a time. Over the limit, the transaction rolls back and nothing is stored.
+   */
+  private insertConversation(input: NewConversation, limit: ConversationLimit | undefined): Promise<ConversationRecord> {
     const { conversations: c, userConversationCounts: counts } = this.t;
     return this.adapter.transaction(async (tx) => {
+      const [counted] = await tx
+        .insert(counts)
+        .values({ userId: input.userId, count: 1 })
+        .onConflictDoUpdate({ target: counts.userId, set: { count: sql`${counts.count} + 1` } })
+        .returning({ n: counts.count });
+      if (limit !== undefined) {
+        const mine = eq(c.userId, input.userId);
+        // Expired but not yet swept: stored, yet no longer counted as live (as listConversations does).
+        const [expired] = limit.activeSince ? await tx.select({ n: count() }).from(c).where(and(mine, lt(c.lastActivityAt, limit.activeSince))) : [{ n: 0 }];
+        if (counted!.n - (expired?.n ?? 0) > limit.max) throw new OverLimit();
+      }
       const [row] = await tx
         .insert(c)
         .values({ ...input, createdAt: input.now, updatedAt: null, lastActivityAt: input.now })
         .returning();
-      await tx
-        .insert(counts)
-        .values({ userId: input.userId, count: 1 })
-        .onConflictDoUpdate({ target: counts.userId, set: { count: sql`${counts.count} + 1` } });
       return row!;
     });
   }

@@ -42,6 +42,12 @@ export interface NewConversation {
   now: Date;
 }
 
+/** How many live conversations one user may have: those active since `activeSince` (all when null). */
+export interface ConversationLimit {
+  max: number;
+  activeSince: Date | null;
+}
+
 export interface NewMessage {
   id: string;
   role: string;
@@ -93,6 +99,12 @@ export interface ConversationRepository {
   readonly approvals: ApprovalRepository;
   ping(): Promise<void>;
   createConversation(input: NewConversation): Promise<ConversationRecord>;
+  /**
+   * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing
+   * and answers undefined). Count and insert are one step: concurrent creations for one user at
+   * the limit never store more than the limit.
+   */
+  createConversationWithin(input: NewConversation, limit: ConversationLimit): Promise<ConversationRecord | undefined>;
   findConversation(id: string): Promise<ConversationRecord | undefined>;
   listConversations(userId: string, page: ListPage): Promise<{ items: ConversationRecord[]; total: number }>;
   /** False when it was already gone. Its messages go with it. */

@@ -15,7 +15,7 @@ import {
 } from '../errors.js';
 import { asDatabaseUnavailable } from '../db/unavailable.js';
 import { loggableError } from '../util/loggable-error.js';
-import { showAddresses, type AddressFilter } from './address-hiding.js';
+import { showAddresses, type AddressFilter } from '../util/address-hiding.js';
 import { invalidJson, missingBody, toValidationDetail } from './validation-error.js';
 
 /** The status of each kind of domain error; the first class the error is an instance of wins. */

@@ -1,16 +1,14 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { AgentEngine, type EngineDeps, type RunOptions } from '../agents/engine.js';
 import { InterruptSignal } from '../runs/run-service.js';
 import type { RunStatus, ServiceMetrics } from './service-metrics.js';
 
 /**
  * The engine, counting its runs. A run started from inside another (spawn_agent) is part of
- * that run and is not counted again; AsyncLocalStorage tells the two apart without the engine
- * having to pass anything along.
+ * that run and is not counted again: the engine starts those through `runSubAgent`, which is not
+ * observed. (An AsyncLocalStorage told them apart before; on Node 20 each one in use adds work
+ * to every promise the process creates, several per streamed token.)
  */
 export class ObservedEngine extends AgentEngine {
-  private readonly insideRun = new AsyncLocalStorage<true>();
-
   constructor(
     deps: EngineDeps,
     private readonly metrics: ServiceMetrics,
@@ -19,12 +17,11 @@ export class ObservedEngine extends AgentEngine {
   }
 
   override async run(options: RunOptions): Promise<string> {
-    if (this.insideRun.getStore()) return super.run(options);
     // Refusals (unknown agent, working directory not allowed) happen before a run starts: they
     // are not runs, and only defined agent names ever become labels.
     const agent = this.agent(options.agentType).name;
     this.workingDirectory(options.workingDir);
-    return this.insideRun.run(true, () => this.measure(agent, options));
+    return this.measure(agent, options);
   }
 
   private async measure(agent: string, options: RunOptions): Promise<string> {

@@ -10,7 +10,7 @@ import type { RunEventBus } from './event-bus.js';
 import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError } from './errors.js';
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { RunQueue } from './run-queue.js';
-import { mergeTextFrames } from './text-frames.js';
+import { isTextFrame, mergeTextFrames } from './text-frames.js';
 import { withLogFields } from '../util/log-context.js';
 
 /** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
@@ -411,6 +411,8 @@ class EventWriter {
   private chain: Promise<void> = Promise.resolve();
   /** Frames emitted and not yet being stored: text arriving faster than the store takes it joins the last one. */
   private readonly waiting: RunFrame[] = [];
+  /** A text frame was stored in this turn of the event loop (cleared by setImmediate). */
+  private textStoredThisTurn = false;
   toolCalls = 0;
 
   constructor(
@@ -430,6 +432,7 @@ class EventWriter {
     }
     this.waiting.push(frame);
     this.chain = this.chain.then(async () => {
+      if (isTextFrame(this.waiting[0]!)) await this.textTurn();
       const data = encodeEvent(this.waiting.shift()!);
       try {
         // Only while the run is active: after a cancel from elsewhere, nothing follows its last event.
@@ -443,5 +446,18 @@ class EventWriter {
 
   flushed(): Promise<void> {
     return this.chain;
+  }
+
+  /**
+   * Text is stored as it comes, but a second text frame in the same turn of the event loop waits
+   * for the turn's end: the rest of one read of a fast runtime's stream (hundreds of tokens, each
+   * its own part) then joins it and is stored as one event, instead of one write per token.
+   * Tokens that arrive in reads of their own, as a model's usually do, stay frames of their own.
+   */
+  private async textTurn(): Promise<void> {
+    // The clearing callback was scheduled first, so after this wait the flag is down again.
+    if (this.textStoredThisTurn) await new Promise<void>((resolve) => setImmediate(resolve));
+    this.textStoredThisTurn = true;
+    setImmediate(() => (this.textStoredThisTurn = false));
   }
 }

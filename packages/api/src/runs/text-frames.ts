@@ -15,3 +15,9 @@ export function mergeTextFrames(first: RunFrame, second: RunFrame): RunFrame | u
 
 const isPlainText = (frame: RunFrame, field: string): boolean =>
   typeof frame[field] === 'string' && Object.keys(frame).every((key) => key === 'event' || key === field);
+
+/** A plain text frame (`response` text or legacy `chunk` data): one a later text frame may join. */
+export const isTextFrame = (frame: RunFrame): boolean => {
+  const field = TEXT_FIELD[frame.event];
+  return field !== undefined && isPlainText(frame, field);
+};

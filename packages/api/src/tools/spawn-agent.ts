@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UnknownAgentError } from '../errors.js';
 import { fail, succeed, type Tool } from './tool.js';
 import { errorMessage } from '../util/error-message.js';
+import { infrastructureFailure } from './infrastructure-failure.js';
 
 const SPAWNABLE = ['explore', 'plan'];
 
@@ -39,7 +40,7 @@ export const spawnAgentTool: Tool<typeof parameters> = {
     } catch (error) {
       if (context.signal.aborted) throw error;
       if (error instanceof UnknownAgentError) return fail(`Error: Agent '${params.agent_type}' not found in registry`);
-      return fail(`Sub-agent error: ${errorMessage(error)}`);
+      return fail(infrastructureFailure(`Sub-agent error: ${errorMessage(error)}`, error, context));
     }
   },
 };

@@ -1,6 +1,7 @@
 import type { ApprovalRuleSet } from './sandbox/command-policy/index.js';
 import type { z } from 'zod';
 import type { Settings } from '../settings.js';
+import type { AddressFilter } from '../util/address-hiding.js';
 import type { Log } from '../util/log.js';
 import type { PathSandbox } from './sandbox/paths.js';
 
@@ -62,6 +63,11 @@ export interface ToolContext {
   beforeModify?: () => Promise<void>;
   /** The run's logger: every line carries its run_id. */
   log?: Log;
+  /**
+   * For texts about the service's own infrastructure (the search engine, the model runtime behind a
+   * sub-agent): hides their addresses from keyed users. Absent: shown (local mode).
+   */
+  hideAddresses?: AddressFilter;
 }
 
 /** One `ask` put to the user. `matches` are the deciding rules' matches an approve_always grant covers. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HttpStatusError, isRetryable, retryAsync } from '../util/retry.js';
 import { fail, succeed, type Tool, type ToolContext, type ToolSettings } from './tool.js';
 import { errorMessage } from '../util/error-message.js';
+import { infrastructureFailure } from './infrastructure-failure.js';
 
 export const SEARCH_CATEGORIES = ['general', 'images', 'news', 'science', 'it'] as const;
 const MAX_SNIPPET_CHARS = 500;
@@ -113,7 +114,7 @@ async function search(params: SearchParams, context: ToolContext) {
     });
   } catch (error) {
     if (context.signal.aborted) throw error;
-    return fail(failureMessage(error, settings), { query });
+    return fail(infrastructureFailure(failureMessage(error, settings), error, context), { query });
   }
   const results = parseResults(body).slice(0, clampResults(params.num_results));
   const metadata = { result_count: results.length, query, engines_used: enginesOf(results) };

@@ -1,9 +1,13 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/tokens/count.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { send } from '../support/raw-http.js';
+import { startService } from '../support/service-process.js';
 
 const ALICE = { 'x-api-key': 'alice-key-0123456789' };
 const BOB = { 'x-api-key': 'bob-key-0123456789' };
@@ -78,6 +82,33 @@ describe.each(DIALECTS)('message and conversation limits on %s', (dialect) => {
     expect((await create()).status).toBe(201);
   });
 
+  it('stores exactly up to MAX_CONVERSATIONS_PER_USER when creations race (on PostgreSQL across two replicas)', async () => {
+    expect((await create()).status).toBe(201);
+    // Several replicas share one PostgreSQL database; a SQLite file is served by one process
+    // (two processes on one file: the test at the end of this file).
+    let replica = { base, workdir: t.workdir };
+    if (dialect === 'postgres') {
+      const second = await createTestApp({ dialect, env: LIMITS, model: { url: model.url }, shareDatabaseOf: t });
+      others.push(second);
+      replica = { base: await second.app.listen({ port: 0, host: '127.0.0.1' }), workdir: second.workdir };
+    }
+    const racing = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0 ? create() : send(replica.base, { method: 'POST', path: '/conversations/', headers: ALICE, body: { working_dir: replica.workdir } }),
+      ),
+    );
+    const statuses = racing.map((response) => response.status).sort();
+    expect(statuses).toEqual([201, ...Array<number>(11).fill(403)]);
+    for (const refused of racing.filter((response) => response.status === 403)) expect(refused.json()).toEqual({ detail: 'Conversation limit reached (2)' });
+    const listed = (await send(base, { path: '/conversations/?limit=100', headers: ALICE })).json() as { conversations: unknown[]; total: number };
+    expect([listed.conversations.length, listed.total]).toEqual([2, 2]);
+    // The refused creations left no count behind: after a delete, exactly one more fits.
+    const id = (listed.conversations[0] as { id: string }).id;
+    expect((await send(base, { method: 'DELETE', path: `/conversations/${id}`, headers: ALICE })).status).toBe(204);
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(403);
+  });
+
   it('keeps data stored before a limit was lowered readable', async () => {
     const id = ((await create()).json() as { id: string }).id;
     await create();
@@ -89,5 +120,29 @@ describe.each(DIALECTS)('message and conversation limits on %s', (dialect) => {
     expect(detail.status).toBe(200);
     expect((detail.json() as { messages: { content: string }[] }).messages[0]!.content).toBe('word '.repeat(45));
     expect((await send(strictBase, { path: '/conversations/', headers: ALICE })).json()).toMatchObject({ total: 2 });
+  });
+});
+
+describe('the conversation limit with two service processes on one SQLite file', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('stores exactly up to the limit when creations race across the processes', async () => {
+    // In one process SQLite answers each request before the next is read; two processes race for real.
+    const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-limit-')));
+    cleanups.push(() => rmSync(workdir, { recursive: true, force: true }));
+    const env = { ...LIMITS, DATABASE_URL: `sqlite:///${join(workdir, 'mada.db')}`, ALLOWED_PATHS: workdir, RATE_LIMIT_PER_MINUTE: '0', LLM_BASE_URL: 'http://127.0.0.1:9' };
+    const first = await startService(env, workdir);
+    cleanups.push(() => first.child.kill('SIGKILL'));
+    const second = await startService(env, workdir);
+    cleanups.push(() => second.child.kill('SIGKILL'));
+    const create = (base: string) => send(base, { method: 'POST', path: '/conversations/', headers: ALICE, body: { working_dir: workdir } });
+    expect((await create(first.url)).status).toBe(201);
+    const racing = await Promise.all(Array.from({ length: 16 }, (_, i) => create(i % 2 === 0 ? first.url : second.url)));
+    expect(racing.map((response) => response.status).sort()).toEqual([201, ...Array<number>(15).fill(403)]);
+    const listed = (await send(second.url, { path: '/conversations/?limit=100', headers: ALICE })).json() as { conversations: unknown[]; total: number };
+    expect([listed.conversations.length, listed.total]).toEqual([2, 2]);
   });
 });

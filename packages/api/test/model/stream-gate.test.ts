@@ -48,4 +48,22 @@ describe('StreamGate', () => {
       expect(live + rest).toBe(text);
     }
   });
+
+  it('decides the same for an answer in one chunk as in tokens of any size, whatever marker it holds', () => {
+    // Long prose before the marker: one chunk is searched one marker at a time, small tokens a
+    // character at a time, so this compares the two ways of finding a marker.
+    const prose = 'The handler in `src/app.ts` reads [the docs] and <b>bold</b> text.\n- a list item\n'.repeat(4);
+    const markers = ['```json\n{}', '<tool_call>', '<function=x>', '<|python_tag|>', '[TOOL_CALLS]', '<|start|>assistant', '<|channel|>commentary', '\n{"a": 1}'];
+    const endings = [...markers, '<think>aside</think> After.', '<thinking>aside</thinking>', '<|channel|>analysis<|message|>aside<|end|>Done.', '<|tool', '`` not a fence'];
+    for (const ending of endings) {
+      const text = `${prose}${ending} tail`;
+      const whole = run([text]);
+      for (const size of [1, 2, 3, 4, 7, 64, 65, 200]) {
+        const chunks = Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+        expect(run(chunks), `${JSON.stringify(ending)} in ${size}-character tokens`).toEqual(whole);
+      }
+      // A call marker holds everything from it on; the text before it went out live.
+      if (markers.includes(ending)) expect(whole, JSON.stringify(ending)).toEqual({ live: prose, rest: `${ending} tail` });
+    }
+  });
 });

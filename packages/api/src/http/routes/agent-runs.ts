@@ -4,7 +4,7 @@ import type { AgentEngine } from '../../agents/engine.js';
 import type { ApprovalService } from '../../approvals/approval-service.js';
 import { agentJob } from '../../runs/agent-job.js';
 import type { RunService } from '../../runs/run-service.js';
-import type { AddressFilter } from '../address-hiding.js';
+import type { AddressFilter } from '../../util/address-hiding.js';
 import { awaitRun, streamLegacyRun } from '../legacy-run.js';
 import { assertMessageFits } from '../message-limit.js';
 

@@ -16,15 +16,35 @@ const CALL_MARKERS = [
   '\n{',
 ];
 const THINK_OPENINGS = THINK_BLOCKS.map((block) => block.open);
-const ALL_MARKERS = [...CALL_MARKERS, ...THINK_OPENINGS];
-const LONGEST = Math.max(...ALL_MARKERS.map((m) => m.length));
-/** Every proper prefix of a marker: what the end of a chunk may hold of a marker cut in two. */
-const MARKER_PREFIXES = new Set(ALL_MARKERS.flatMap((m) => Array.from({ length: m.length - 1 }, (_, i) => m.slice(0, i + 1))));
-/** Every marker starts with one of these: a chunk without any cannot start one. */
-const MARKER_STARTS = new Set(ALL_MARKERS.map((m) => m.charCodeAt(0)));
+
+interface Marker {
+  text: string;
+  think: boolean;
+}
+
+/**
+ * Markers by the code of their first character (all ASCII), reasoning openings first: at one
+ * position a reasoning opening wins over a call marker. A character with no entry cannot start a
+ * marker, so most of an answer is passed over with one table look-up per character.
+ */
+const MARKERS: readonly Marker[] = [...THINK_OPENINGS.map((text) => ({ text, think: true })), ...CALL_MARKERS.map((text) => ({ text, think: false }))];
+const BY_FIRST = new Array<readonly Marker[] | undefined>(128).fill(undefined);
+for (const marker of MARKERS) {
+  const code = marker.text.charCodeAt(0);
+  if (code >= 128) throw new Error(`A marker must start with an ASCII character: ${marker.text}`);
+  BY_FIRST[code] = [...(BY_FIRST[code] ?? []), marker];
+}
+const LONGEST = Math.max(...MARKERS.map((m) => m.text.length));
+
+/** 1 at the code of a character that starts a marker: the per-token check reads only this. */
+const STARTS = new Uint8Array(128);
+for (const marker of MARKERS) STARTS[marker.text.charCodeAt(0)] = 1;
 
 function mayStartMarker(chunk: string): boolean {
-  for (let i = 0; i < chunk.length; i++) if (MARKER_STARTS.has(chunk.charCodeAt(i))) return true;
+  for (let i = 0; i < chunk.length; i++) {
+    const code = chunk.charCodeAt(i);
+    if (code < 128 && STARTS[code] === 1) return true;
+  }
   return false;
 }
 
@@ -98,8 +118,8 @@ export class StreamGate {
         if (start === 'wait') break;
         if (start === 'call') return this.hold(out, text.slice(pos));
       }
-      const hit = nextMarker(text, pos, final);
-      const until = hit?.at ?? (final ? text.length : text.length - partialMarkerLength(text, pos));
+      const hit = firstMarker(text, pos, final);
+      const until = hit?.at ?? (final ? text.length : partialMarkerStart(text, Math.max(pos, text.length - LONGEST + 1)));
       out += text.slice(pos, until);
       pos = Math.max(pos, until);
       if (hit === undefined) break;
@@ -130,21 +150,53 @@ export class StreamGate {
   }
 }
 
-function nextMarker(text: string, from: number, final: boolean): Hit | undefined {
+/** Up to this many characters, one look at each character beats one search per marker. */
+const SHORT_TEXT = 64;
+
+/**
+ * The first whole marker from `from` (only reasoning openings when `final`). Streamed tokens are
+ * short and take the per-character pass; a long text takes one native search per marker. Both
+ * find the same marker.
+ */
+function firstMarker(text: string, from: number, final: boolean): Hit | undefined {
+  return text.length - from <= SHORT_TEXT ? firstMarkerByCharacter(text, from, final) : firstMarkerBySearch(text, from, final);
+}
+
+function firstMarkerByCharacter(text: string, from: number, final: boolean): Hit | undefined {
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const candidates = code < 128 ? BY_FIRST[code] : undefined;
+    if (candidates === undefined) continue;
+    for (const marker of candidates) {
+      if ((!final || marker.think) && text.startsWith(marker.text, i)) return { at: i, marker: marker.text, think: marker.think };
+    }
+  }
+  return undefined;
+}
+
+function firstMarkerBySearch(text: string, from: number, final: boolean): Hit | undefined {
   let best: Hit | undefined;
-  const consider = (marker: string, think: boolean): void => {
-    const at = text.indexOf(marker, from);
-    if (at >= 0 && (best === undefined || at < best.at)) best = { at, marker, think };
-  };
-  for (const marker of THINK_OPENINGS) consider(marker, true);
-  if (!final) for (const marker of CALL_MARKERS) consider(marker, false);
+  for (const marker of MARKERS) {
+    if (final && !marker.think) continue;
+    const at = text.indexOf(marker.text, from);
+    if (at >= 0 && (best === undefined || at < best.at)) best = { at, marker: marker.text, think: marker.think };
+  }
   return best;
 }
 
-/** Length of the text's end that may be the first part of a marker cut across two chunks. */
-function partialMarkerLength(text: string, from: number): number {
-  for (let n = Math.min(LONGEST - 1, text.length - from); n > 0; n--) {
-    if (MARKER_PREFIXES.has(text.slice(text.length - n))) return n;
+/** Where the longest end of the text that is the first part of a marker begins (the text's length when none). */
+function partialMarkerStart(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const candidates = code < 128 ? BY_FIRST[code] : undefined;
+    if (candidates === undefined) continue;
+    for (const marker of candidates) if (text.length - i < marker.text.length && isPrefixAt(marker.text, text, i)) return i;
   }
-  return 0;
+  return text.length;
+}
+
+/** True when the text from `at` to its end is the first part of `marker`. */
+function isPrefixAt(marker: string, text: string, at: number): boolean {
+  for (let i = at; i < text.length; i++) if (text.charCodeAt(i) !== marker.charCodeAt(i - at)) return false;
+  return true;
 }

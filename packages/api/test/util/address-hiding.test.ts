@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressFilter } from '../../src/http/address-hiding.js';
+import { addressFilter } from '../../src/util/address-hiding.js';
 
 const hide = addressFilter(['http://ollama:11434', 'http://searxng.internal:8080']);
 
