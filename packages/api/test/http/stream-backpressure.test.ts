@@ -41,7 +41,9 @@ async function stopReadingAfterHeaders(path: string, body: object): Promise<{ re
 
 describe('a legacy stream whose client stops reading', () => {
   it('is closed once it falls 1 MiB behind, which cancels its run', async () => {
-    model.push(scripted.chunks(...Array.from({ length: PIECES }, () => PIECE)));
+    // The model then waits: only the stream being cut (and its run cancelled) ends the call, however
+    // fast the service takes in the 13 MB before the backlog check comes round.
+    model.push(scripted.chunks(...Array.from({ length: PIECES }, () => PIECE), scripted.until(new Promise(() => undefined))));
     const client = await stopReadingAfterHeaders('/agents/stream', { agent_type: 'explore', prompt: 'write a lot' });
     await expect.poll(() => model.requests.length).toBe(1);
     expect(await model.requests[0]!.outcome).toBe('client-closed');
