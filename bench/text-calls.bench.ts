@@ -1,16 +1,8 @@
 import { extractTextToolCalls, StreamGate } from '../packages/api/src/model/index.js';
+import { prose, tokensOf } from './answers.js';
 import { medianMs, overhead, result, type Bench, type BenchResult } from './harness.js';
 
 const TOOLS = ['read_file', 'glob_files', 'grep_content', 'bash_readonly', 'edit_file', 'write_file', 'bash', 'web_search', 'spawn_agent'];
-
-/** Markdown prose as an agent answers: paragraphs, lists, inline code; no tool call. */
-function prose(bytes: number): string {
-  const paragraph =
-    'The handler in `src/routes/users.ts` validates the body with zod, then calls the service.\n' +
-    '- It reads the user (line 42) and checks ownership before the update.\n' +
-    '- Errors map to HTTP in one place, so a missing user answers 404 with a detail.\n\n';
-  return paragraph.repeat(Math.ceil(bytes / paragraph.length)).slice(0, bytes);
-}
 
 /** What the agent loop does with a streamed answer: the gate per chunk, then the text-call scan once. */
 function consume(chunks: readonly string[]): number {
@@ -23,12 +15,6 @@ function consume(chunks: readonly string[]): number {
   }
   const found = extractTextToolCalls(text, TOOLS);
   return sent + gate.finish().length + found.calls.length;
-}
-
-function tokensOf(answer: string): string[] {
-  const tokens: string[] = [];
-  for (let at = 0; at < answer.length; at += 4) tokens.push(answer.slice(at, at + 4));
-  return tokens;
 }
 
 /**

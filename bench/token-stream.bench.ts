@@ -5,22 +5,14 @@
  */
 import { startScriptedModel } from '../packages/testkit/src/index.js';
 import { createTestApp } from '../packages/api/test/support/app.js';
+import { prose, tokensOf } from './answers.js';
 import { medianMs, result, type Bench } from './harness.js';
 
 const ANSWER_BYTES = 512 * 1024;
 
-function prose(bytes: number): string {
-  const paragraph =
-    'The handler in `src/routes/users.ts` validates the body with zod, then calls the service.\n' +
-    '- It reads the user (line 42) and checks ownership before the update.\n' +
-    '- Errors map to HTTP in one place, so a missing user answers 404 with a detail.\n\n';
-  return paragraph.repeat(Math.ceil(bytes / paragraph.length)).slice(0, bytes);
-}
-
 const bench: Bench = async () => {
   const answer = prose(ANSWER_BYTES);
-  const tokens: string[] = [];
-  for (let at = 0; at < answer.length; at += 4) tokens.push(answer.slice(at, at + 4));
+  const tokens = tokensOf(answer);
   const model = await startScriptedModel({ zeroLatency: true });
   const t = await createTestApp({ model: { url: model.url } });
   try {
