@@ -109,8 +109,10 @@ export class ShadowRepo {
     // finds unchanged was under the limit when it was added.
     const candidates = sameLimit ? [...listed].filter((path) => !inIndex.has(path)).concat(changed.filter((path) => listed.has(path))) : [...listed];
     const { included, skipped } = await this.bySize(candidates, limits.maxFileBytes);
+    // A tracked file that grew past the limit leaves the index through --force-remove alone:
+    // with --add it would be hashed first, for nothing.
     const tooLarge = skipped.filter((path) => inIndex.has(path));
-    const gone = indexed.filter((path) => !listed.has(path)).concat(tooLarge);
+    const gone = indexed.filter((path) => !listed.has(path));
     const paths = [...included, ...gone];
     if (paths.length > 0) await this.git(['update-index', '--add', '--remove', '-z', '--stdin'], { input: paths.join('\0') + '\0' });
     if (tooLarge.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: tooLarge.join('\0') + '\0' });
