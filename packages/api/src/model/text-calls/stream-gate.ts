@@ -35,6 +35,10 @@ for (const marker of MARKERS) {
   BY_FIRST[code] = [...(BY_FIRST[code] ?? []), marker];
 }
 const LONGEST = Math.max(...MARKERS.map((m) => m.text.length));
+// StreamGate.passPlain relies on it: a marker's beginning at the end of a chunk hides no other.
+for (const a of MARKERS) {
+  for (const b of MARKERS) if (a.text.indexOf(b.text, 1) > 0) throw new Error(`A marker must not hold another: ${a.text}`);
+}
 
 /** 1 at the code of a character that starts a marker: the per-token check reads only this. */
 const STARTS = new Uint8Array(128);
@@ -78,9 +82,35 @@ export class StreamGate {
       return '';
     }
     // The common case, checked in time proportional to the chunk alone.
-    if (this.pending === '' && this.started && this.thinkClose === undefined && !this.afterThink && !mayStartMarker(chunk)) return chunk;
+    if (this.pending === '' && this.started && this.thinkClose === undefined && !this.afterThink) {
+      if (!mayStartMarker(chunk)) return chunk;
+      const passed = this.passPlain(chunk);
+      if (passed !== undefined) return passed;
+    }
     this.pending += chunk;
     return this.drain(false);
+  }
+
+  /**
+   * Plain text whose chunk has a character that may start a marker (a newline, a backtick) but
+   * no whole marker: one pass sends all but a marker's possible beginning at its end. Undefined
+   * when the chunk holds a whole marker, for the general path. No marker holds another after its
+   * first character, so a partial marker at the end cannot hide a whole one.
+   */
+  private passPlain(chunk: string): string | undefined {
+    for (let i = 0; i < chunk.length; i++) {
+      const code = chunk.charCodeAt(i);
+      const candidates = code < 128 ? BY_FIRST[code] : undefined;
+      if (candidates === undefined) continue;
+      for (const marker of candidates) if (chunk.startsWith(marker.text, i)) return undefined;
+      for (const marker of candidates) {
+        if (chunk.length - i < marker.text.length && isPrefixAt(marker.text, chunk, i)) {
+          this.pending = chunk.slice(i);
+          return chunk.slice(0, i);
+        }
+      }
+    }
+    return chunk;
   }
 
   /** The rest, once the answer is complete and held no call: reasoning still dropped. */
