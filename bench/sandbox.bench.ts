@@ -8,7 +8,7 @@ import { runScript } from '../packages/api/src/tools/sandbox/exec/run-script.js'
 import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
-import { medianMs, overhead, type Bench } from './harness.js';
+import { interleavedMediansMs, overhead, type Bench } from './harness.js';
 
 const settings = (sandboxEnabled: boolean): ToolSettings => ({
   toolTimeoutSeconds: 60,
@@ -63,10 +63,11 @@ const bench: Bench = async () => {
     for (let i = 0; i < 20; i++) writeFileSync(join(root, `file${i}.txt`), 'x\n');
     const open = contextFor(root, false);
     const sandboxed = contextFor(root, true);
-    const lsPlain = await medianMs(() => runLs(open), 21);
-    const lsSandboxed = await medianMs(() => runLs(sandboxed), 21);
-    const truePlain = await medianMs(() => runTrue(open, false), 21);
-    const trueSandboxed = await medianMs(() => runTrue(sandboxed, true), 21);
+    // In turns: a start-up cost of a few milliseconds is smaller than what other work on the
+    // machine adds from one second to the next, so both sides must see the same moments.
+    const ls = await interleavedMediansMs(() => runLs(open), () => runLs(sandboxed), 31);
+    const bare = await interleavedMediansMs(() => runTrue(open, false), () => runTrue(sandboxed, true), 31);
+    const [lsPlain, lsSandboxed, truePlain, trueSandboxed] = [ls.baselineMs, ls.subjectMs, bare.baselineMs, bare.subjectMs];
     return [
       overhead('bash_readonly ls, sandboxed (bubblewrap + prlimit)', 'the same tool call with SANDBOX_ENABLED=false', lsPlain, lsSandboxed, 1, 15),
       overhead('bash true, sandboxed (bubblewrap + prlimit)', 'true spawned by the same executor without a sandbox', truePlain, trueSandboxed, 1, 15),
