@@ -115,15 +115,18 @@ export function detectSandbox(
     const root = process.getuid?.() === 0;
     const pidsCgroup = root ? findPidsCgroup() : undefined;
     const shellPath = locateProgram('sh', SYSTEM_PATH);
-    const found = {
+    const usable = async (): Promise<Usable> => ({
       state: 'bubblewrap' as const,
       reason: `bubblewrap at ${bwrapPath}`,
       bwrapPath,
       prlimitPath,
-      etc: stageEtc(),
+      etc: await stageEtc(),
       ...(pidsCgroup === undefined || shellPath === undefined ? {} : { cgroups: new PidsCgroupPool(pidsCgroup), shellPath }),
-    };
-    result = probe(found);
+    });
+    result = usable().then(probe, (error: unknown) => ({
+      state: 'unavailable' as const,
+      reason: `the sandbox's /etc could not be staged: ${error instanceof Error ? error.message : String(error)}`,
+    }));
     probes.set(bwrapPath, result);
   }
   return result;

@@ -1,4 +1,5 @@
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isWithin } from './paths.js';
@@ -40,21 +41,23 @@ const isDirectory = (path: string): boolean => {
  * A copy of the /etc entries programs need, made once per service process in a directory of its
  * own and shown as the sandbox's /etc with one mount instead of one per entry (each mount costs
  * start-up time on every command). Links are copied as links: those into /usr resolve inside.
+ * Asynchronous: copying the certificate store takes most of a second on a busy machine, which
+ * must not stall requests in flight when the first tool call asks for the sandbox.
  */
-export function stageEtc(): string {
-  const staged = mkdtempSync(join(tmpdir(), 'mada-etc-'));
+export async function stageEtc(): Promise<string> {
+  const staged = await mkdtemp(join(tmpdir(), 'mada-etc-'));
+  process.once('exit', () => rmSync(staged, { recursive: true, force: true }));
   for (const entry of ETC_ENTRIES) {
     const source = join('/etc', entry);
     if (!existsSync(source)) continue;
     const target = join(staged, entry);
-    mkdirSync(dirname(target), { recursive: true });
+    await mkdir(dirname(target), { recursive: true });
     // The entry itself through its real path (resolv.conf may link into /run); below it, verbatim.
     // Never a private key directory (/etc/ssl/private, /etc/pki/tls/private).
     const filter = (path: string): boolean => !path.split('/').includes('private');
-    cpSync(realpathSync(source), target, { recursive: true, verbatimSymlinks: true, dereference: false, filter });
+    await cp(await realpath(source), target, { recursive: true, verbatimSymlinks: true, dereference: false, filter });
   }
-  chmodSync(staged, 0o755);
-  process.once('exit', () => rmSync(staged, { recursive: true, force: true }));
+  await chmod(staged, 0o755);
   return staged;
 }
 
