@@ -4,7 +4,7 @@ import type { ConversationRecord, ConversationRepository, MessageRecord } from '
 import { AgentFailedError, ConflictError } from '../errors.js';
 import { errorMessage } from '../util/error-message.js';
 import { buildContextPrompt } from './context-prompt.js';
-import type { ConversationService } from './service.js';
+import { ConversationNotFoundError, type ConversationService } from './service.js';
 import { fallbackSummary, needsSummary, summarizeWithin, summaryInputLines, type SummarizationPolicy } from './summarizer.js';
 import { countTokens } from '../tokens/count.js';
 import type { ApprovalGate } from '../tools/tool.js';
@@ -103,6 +103,17 @@ export class TurnService {
     /** Tokens a summarization prompt may have to fit the model's window (unbounded when absent). */
     private readonly summaryRoom: (workingDir: string) => number = () => Number.POSITIVE_INFINITY,
   ) {}
+
+  /** What an earlier turn stored, named by its `done` event: for a retried request. */
+  async storedResult(conversationId: string, done: { user_message_id: string; assistant_message_id: string; total_tokens: number; summarized: boolean }): Promise<TurnResult> {
+    const [userMessage, assistantMessage] = await Promise.all([
+      this.repository.findMessage(conversationId, done.user_message_id),
+      this.repository.findMessage(conversationId, done.assistant_message_id),
+    ]);
+    // Deleted since, with their conversation.
+    if (!userMessage || !assistantMessage) throw new ConversationNotFoundError();
+    return { userMessage, assistantMessage, totalTokens: done.total_tokens, summarized: done.summarized };
+  }
 
   async addMessage(conversationId: string, userId: string, content: string, options: TurnOptions): Promise<TurnResult> {
     const turn = await this.open(conversationId, userId);

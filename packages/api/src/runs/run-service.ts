@@ -138,7 +138,7 @@ export class RunService {
     if (this.draining) throw new ShuttingDownError();
     const now = this.now();
     const idempotentSince = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
-    const earlier = await this.idempotentRun(request, idempotentSince);
+    const earlier = await this.repeated(request.userId, request.idempotency);
     if (earlier) return { run: earlier, created: false };
     const { run, created } = await this.options.store.createRun(
       {
@@ -159,7 +159,7 @@ export class RunService {
       { idempotentSince },
     );
     // A concurrent request with the same key stored its run first.
-    if (!created) return { run: this.sameRequest(run, request), created: false };
+    if (!created) return { run: this.sameRequest(run, request.idempotency), created: false };
     const controller = new AbortController();
     // execute() settles only after its first await, so the entry exists before it removes it.
     const finished = this.execute(run, job(run), controller);
@@ -269,15 +269,21 @@ export class RunService {
     await this.renewing;
   }
 
-  private async idempotentRun(request: RunRequest, since: Date): Promise<RunRecord | undefined> {
-    if (!request.idempotency) return undefined;
-    const found = await this.options.store.findRunByIdempotencyKey(request.userId, request.idempotency.key, since);
-    return found ? this.sameRequest(found, request) : undefined;
+  /**
+   * The run an Idempotency-Key of the last 24 h already names (undefined: none, or no key); 422
+   * when the key was used for another request. Routes that store something before the run starts
+   * (a conversation turn's user message) ask first, so that a retry stores nothing.
+   */
+  async repeated(userId: string, idempotency: RunRequest['idempotency']): Promise<RunRecord | undefined> {
+    if (!idempotency) return undefined;
+    const since = new Date(this.now().getTime() - IDEMPOTENCY_WINDOW_MS);
+    const found = await this.options.store.findRunByIdempotencyKey(userId, idempotency.key, since);
+    return found ? this.sameRequest(found, idempotency) : undefined;
   }
 
   /** The run a key already names, if the request is the same; 422 when the key is reused for another. */
-  private sameRequest(run: RunRecord, request: RunRequest): RunRecord {
-    if (run.requestHash !== request.idempotency?.hash) throw new IdempotencyMismatchError();
+  private sameRequest(run: RunRecord, idempotency: RunRequest['idempotency']): RunRecord {
+    if (run.requestHash !== idempotency?.hash) throw new IdempotencyMismatchError();
     return run;
   }
 

@@ -222,6 +222,51 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
     expect(tooLong.status).toBe(422);
   });
 
+  it('answers a retried conversation turn with its first run, while it runs and after, storing the message once', async () => {
+    const release = deferred();
+    model.push(scripted.chunks('first ', scripted.until(release.promise), 'answer'));
+    const conversation = (await (await post('/conversations/', { agent_type: 'plan' })).json()) as { id: string };
+    const path = `/conversations/${conversation.id}/runs`;
+    const retry = { 'idempotency-key': 'turn-1' };
+    const first = await post(path, { content: 'only once' }, 'ann', retry);
+    const firstRun = (await first.json()) as { id: string };
+    expect(first.status).toBe(202);
+    // The conversation is busy with this very run: the retry names it instead of answering 409.
+    const during = await post(path, { content: 'only once' }, 'ann', retry);
+    expect([during.status, ((await during.json()) as { id: string }).id]).toEqual([200, firstRun.id]);
+    release.resolve();
+    await ended(firstRun.id);
+    const after = await post(path, { content: 'only once' }, 'ann', retry);
+    expect([after.status, ((await after.json()) as { id: string }).id]).toEqual([200, firstRun.id]);
+    const other = await post(path, { content: 'something else' }, 'ann', retry);
+    expect([other.status, await other.json()]).toEqual([422, { detail: 'Idempotency-Key reused with a different request' }]);
+    const detail = (await (await get(`/conversations/${conversation.id}`)).json()) as { messages: { role: string; content: string }[] };
+    expect(detail.messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'only once'],
+      ['assistant', 'first answer'],
+    ]);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('answers a retried blocking message with what the first request stored, and runs the agent once', async () => {
+    model.push(scripted.text('stored answer'));
+    const conversation = (await (await post('/conversations/', { agent_type: 'plan' })).json()) as { id: string };
+    const path = `/conversations/${conversation.id}/messages`;
+    const retry = { 'idempotency-key': 'message-1' };
+    const first = await post(path, { content: 'ask once' }, 'ann', retry);
+    expect(first.status).toBe(200);
+    const firstBody = (await first.json()) as Record<string, unknown>;
+    expect(firstBody).toMatchObject({ assistant_message: { content: 'stored answer' } });
+    const again = await post(path, { content: 'ask once' }, 'ann', retry);
+    expect([again.status, await again.json()]).toEqual([200, firstBody]);
+    expect(again.headers.get('x-run-id')).toBe(first.headers.get('x-run-id'));
+    const other = await post(path, { content: 'ask twice' }, 'ann', retry);
+    expect([other.status, await other.json()]).toEqual([422, { detail: 'Idempotency-Key reused with a different request' }]);
+    const detail = (await (await get(`/conversations/${conversation.id}`)).json()) as { messages: unknown[] };
+    expect(detail.messages).toHaveLength(2);
+    expect(model.requests).toHaveLength(1);
+  });
+
   it('records the legacy routes as runs, named in X-Run-Id, and lists them newest first', async () => {
     model.push(scripted.text('blocking answer'), scripted.text('streamed answer'));
     const blocking = await post('/agents/run', { agent_type: 'plan', prompt: 'first' });

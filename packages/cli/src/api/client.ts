@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type AddMessageInput,
   RevertResponse,
@@ -24,7 +25,7 @@ import {
   type SaveMessagesRequest,
 } from '@mada/protocol';
 import { readJsonFrames, readRunFrames, type RunFrame } from '../stream/sse-reader.js';
-import { ApiError, UnexpectedResponseError } from './errors.js';
+import { ApiError, RequestCancelledError, UnexpectedResponseError } from './errors.js';
 import { openRequest, type OpenResponse, type RequestLimits } from './http.js';
 
 /**
@@ -200,11 +201,35 @@ export class ApiClient {
     return this.call('POST', `/runs/${encodeURIComponent(id)}/cancel`, RunResponse, { speed: 'slow' });
   }
 
-  /** Starts a conversation turn as a stored run; its events come from `runEvents`. */
+  /**
+   * Starts a conversation turn as a stored run; its events come from `runEvents`. Cancelled while
+   * the POST is in flight (Ctrl-C), the run may exist on the service all the same, and nobody would
+   * know its id: the same request again under the same Idempotency-Key names it (or starts it, if
+   * the first never arrived), and it is cancelled before the cancellation is passed on.
+   */
   async startConversationRun(id: string, request: ConversationRunInput, signal?: AbortSignal): Promise<RunResponse> {
-    const run = await this.call('POST', `/conversations/${encodeURIComponent(id)}/runs`, RunResponse, { body: request, signal });
+    const path = `/conversations/${encodeURIComponent(id)}/runs`;
+    const headers = { 'idempotency-key': randomUUID() };
+    let run: RunResponse;
+    try {
+      run = await this.call('POST', path, RunResponse, { body: request, signal, headers });
+    } catch (error) {
+      if (error instanceof RequestCancelledError) await this.stopUnseenRun(path, request, headers);
+      throw error;
+    }
     this.lastRun = run.id;
     return run;
+  }
+
+  private async stopUnseenRun(path: string, request: ConversationRunInput, headers: Record<string, string>): Promise<void> {
+    try {
+      const run = await this.call('POST', path, RunResponse, { body: request, headers });
+      await this.cancelRun(run.id);
+    } catch (error) {
+      // 409 from the cancel: the run ended meanwhile. 409 from the POST: a service without
+      // idempotency keys, whose run goes on; either way the Ctrl-C itself must still end the turn.
+      if (!(error instanceof ApiError)) throw error;
+    }
   }
 
   /** A run's events after event `after` (0: from the first), replayed and then followed live. */

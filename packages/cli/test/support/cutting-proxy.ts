@@ -1,11 +1,8 @@
-import { once } from 'node:events';
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
-export interface CuttingProxy {
-  url: string;
+export interface CuttingProxy extends TcpProxy {
   /** The request heads of every events request that went through, in order. */
   eventRequests: string[];
-  close(): Promise<void>;
 }
 
 /**
@@ -14,13 +11,9 @@ export interface CuttingProxy {
  * answer: a connection that drops mid-stream, as Wi-Fi or a proxy would drop it.
  */
 export async function startCuttingProxy(target: string, cuts: number, bytes: number): Promise<CuttingProxy> {
-  const { hostname, port } = new URL(target);
   const eventRequests: string[] = [];
-  const sockets = new Set<Socket>();
   let cutsLeft = cuts;
-  const server = createServer((client) => {
-    const upstream = connect(Number(port), hostname);
-    sockets.add(client).add(upstream);
+  const proxy = await startTcpProxy(target, (client, upstream) => {
     let budget = Infinity;
     client.on('data', (chunk: Buffer) => {
       const head = chunk.toString('latin1');
@@ -43,24 +36,6 @@ export async function startCuttingProxy(target: string, cuts: number, bytes: num
       });
       budget = 0;
     });
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    eventRequests,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  return { ...proxy, eventRequests };
 }

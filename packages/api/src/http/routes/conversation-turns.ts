@@ -10,15 +10,16 @@ import {
   ErrorResponse,
   IdempotencyHeaders,
   RunResponse,
+  TurnDoneEvent,
   TurnStreamFrame,
   ValidationErrorResponse,
 } from '@mada/protocol';
 import { toMessageResponse } from '../../conversations/service.js';
-import { AgentFailedError, type TurnResult, type TurnService } from '../../conversations/turn-service.js';
+import { AgentFailedError, ConversationBusyError, type PreparedTurn, type TurnResult, type TurnService } from '../../conversations/turn-service.js';
 import { conversationJob } from '../../runs/conversation-job.js';
 import type { RunService } from '../../runs/run-service.js';
 import { ShuttingDownError } from '../../runs/errors.js';
-import type { RunRecord } from '../../db/run-repository.js';
+import { ACTIVE_RUN_STATUSES, type RunRecord } from '../../db/run-repository.js';
 import { idempotencyOf } from '../idempotency-header.js';
 import { answerStarted } from '../run-started.js';
 import { awaitRun, streamLegacyRun } from '../legacy-run.js';
@@ -54,8 +55,12 @@ interface TurnStart {
 async function startTurn({ turns, runs, approvals }: TurnRoutesOptions, start: TurnStart): Promise<{ run: RunRecord; created: boolean }> {
   // Refused before the user message is stored: a turn that cannot run leaves no trace.
   if (runs.isDraining) throw new ShuttingDownError();
+  // A retry is answered before the user message would be stored a second time.
+  const earlier = await runs.repeated(start.userId, start.idempotency);
+  if (earlier) return { run: earlier, created: false };
   const runId = randomUUID();
-  const prepared = await turns.prepare(start.conversationId, start.userId, start.content, runId, new AbortController().signal);
+  const prepared = await prepareOrRepeat(turns, runs, start, runId);
+  if ('repeated' in prepared) return { run: prepared.repeated, created: false };
   try {
     return await runs.start(
       {
@@ -74,6 +79,37 @@ async function startTurn({ turns, runs, approvals }: TurnRoutesOptions, start: T
     await prepared.release();
     throw error;
   }
+}
+
+/**
+ * The turn's user message stored under its lease; or, when a retry finds the conversation busy
+ * with the very run its first request started (they raced), that run.
+ */
+async function prepareOrRepeat(turns: TurnService, runs: RunService, start: TurnStart, runId: string): Promise<PreparedTurn | { repeated: RunRecord }> {
+  try {
+    return await turns.prepare(start.conversationId, start.userId, start.content, runId, new AbortController().signal);
+  } catch (error) {
+    const raced = error instanceof ConversationBusyError ? await runs.repeated(start.userId, start.idempotency) : undefined;
+    if (raced) return { repeated: raced };
+    throw error;
+  }
+}
+
+/**
+ * What a blocking turn answers: from the run just executed, or, for a retry, from what its first
+ * request stored (the ids in the run's `done` event).
+ */
+async function turnAnswer(turns: TurnService, runs: RunService, ended: RunRecord, fresh: TurnResult | undefined): Promise<TurnResult> {
+  if (ended.status !== 'succeeded') {
+    // A retry of a turn still running on another replica: nothing to answer yet.
+    if (ACTIVE_RUN_STATUSES.includes(ended.status)) throw new ConversationBusyError();
+    throw new AgentFailedError(stripAgentError(ended.error ?? 'Run failed'));
+  }
+  if (fresh) return fresh;
+  const [last] = await runs.store.eventsAfter(ended.id, ended.lastEventId - 1, 1);
+  const done = last === undefined ? undefined : TurnDoneEvent.safeParse(JSON.parse(last.data));
+  if (!done?.success || ended.conversationId === null) throw new AgentFailedError('The stored turn has no result');
+  return turns.storedResult(ended.conversationId, done.data);
 }
 
 export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, options) => {
@@ -124,15 +160,18 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
           'runs the agent and stores its answer. A failing agent answers 500 `Agent error: ...` and the',
           'user message stays stored. A second turn while one is running answers 409 `Conversation is busy`.',
           'The turn is a stored run (`X-Run-Id` header); closing the connection cancels it.',
+          'With an `Idempotency-Key` header, the same key and body within 24 h answer with what the first request stored',
+          '(waiting for it if it still runs here) and store nothing.',
         ].join(' '),
         params: ConversationParams,
         body: AddMessageRequest,
-        response: { 200: AddMessageResponse, ...turnErrors, 500: ErrorResponse },
+        headers: IdempotencyHeaders,
+        response: { 200: AddMessageResponse, ...turnErrors, 422: ValidationErrorResponse.or(ErrorResponse), 500: ErrorResponse },
       },
     },
     async (request, reply) => {
       assertMessageFits(request.body.content, maxMessageTokens);
-      let result: TurnResult | undefined;
+      let fresh: TurnResult | undefined;
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,
@@ -140,12 +179,10 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
         mode: request.body.mode,
         streaming: false,
         onAsk: 'deny',
-        onResult: (r) => (result = r),
+        idempotency: idempotencyOf(request, 'POST /conversations/{id}/messages'),
+        onResult: (r) => (fresh = r),
       });
-      const ended = await awaitRun(runs, reply, run);
-      if (ended.status !== 'succeeded' || result === undefined) {
-        throw new AgentFailedError(stripAgentError(ended.error ?? 'Run failed'));
-      }
+      const result = await turnAnswer(options.turns, runs, await awaitRun(runs, reply, run), fresh);
       return {
         user_message: toMessageResponse(result.userMessage),
         assistant_message: toMessageResponse(result.assistantMessage),
