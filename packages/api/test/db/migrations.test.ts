@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { generateDrizzleJson, generateMigration, generateSQLiteDrizzleJson, generateSQLiteMigration } from 'drizzle-kit/api';
 import { describe, expect, it } from 'vitest';
-import * as postgresSchema from '../../src/db/schema/postgres.js';
+import * as postgresSchema from '../../src/db/schema/tables.js';
 import * as sqliteSchema from '../../src/db/schema/sqlite.js';
 
 /*

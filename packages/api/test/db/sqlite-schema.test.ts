@@ -3,8 +3,10 @@ import Database from 'better-sqlite3';
 import { getTableColumns, getTableName, sql, type Column, type Table } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
+import { deriveSqliteTables } from '../../src/db/schema/derive-sqlite.js';
 import * as sqliteSchema from '../../src/db/schema/sqlite.js';
 
 /*
@@ -70,5 +72,14 @@ describe('SQLite schema', () => {
       expect(db.select().from(table).all()).toEqual([row]);
     }
     client.close();
+  });
+
+  it('refuses what it cannot give SQLite unchanged, naming the table and column', () => {
+    const settings = pgTable('settings', { id: uuid('id').primaryKey(), value: jsonb('value') });
+    expect(() => deriveSqliteTables({ settings })).toThrow('settings uses PgJsonb for value');
+    const notes = pgTable('notes', { at: timestamp('at', { mode: 'string' }) });
+    expect(() => deriveSqliteTables({ notes })).toThrow('notes uses PgTimestampString for at');
+    const partial = pgTable('tasks', { body: text('body') }, (t) => [index('tasks_body_idx').on(t.body).where(sql`body <> ''`)]);
+    expect(() => deriveSqliteTables({ partial })).toThrow('tasks uses an index option on tasks_body_idx');
   });
 });
