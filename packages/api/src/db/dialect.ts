@@ -1,11 +1,12 @@
 import type { NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
-import type * as tables from './schema/postgres.js';
+import type * as tables from './schema/tables.js';
 
 /**
  * The query builder the one repository is written against. drizzle has no dialect-neutral builder
- * type, so both dialects present themselves through the PostgreSQL one: schema/types.ts proves at
- * compile time that both schemas give rows of identical types, and the repository keeps to the
+ * type, so both dialects present themselves through the PostgreSQL one: the SQLite tables are
+ * derived from the PostgreSQL schema with column types that read back the same values
+ * (schema/derive-sqlite.ts), and the repository keeps to the
  * builder calls both dialects share (select, insert ... on conflict, update/delete ... returning),
  * which the same test suite checks on both databases.
  */

@@ -4,7 +4,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Statement } from './dialect.js';
-import * as schema from './schema/postgres.js';
+import * as schema from './schema/tables.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../../migrations/postgres', import.meta.url));
 

@@ -22,8 +22,8 @@ const MIGRATIONS = fileURLToPath(new URL('../../migrations/sqlite', import.meta.
  */
 export class SqliteDialect implements DialectAdapter {
   readonly dialect = 'sqlite' as const;
-  // The one place SQLite presents itself through the PostgreSQL builder types; see dialect.ts.
-  readonly tables = schema as unknown as Tables;
+  // Derived from the PostgreSQL schema and typed through it (schema/derive-sqlite.ts).
+  readonly tables: Tables = schema;
   private readonly db: Db;
   private readonly queue: ConnectionQueue;
   private readonly statements = new Map<string, Database.Statement>();

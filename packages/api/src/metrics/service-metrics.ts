@@ -15,130 +15,54 @@ export type TokenSource = 'reported' | 'counted';
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
-  /** Counters of open event streams, one per app serving this service; summed at scrape time. */
-  private readonly streamCounters = new Set<() => number>();
+
+  readonly httpRequests = this.counter('mada_http_requests_total', 'HTTP requests answered, by method, route pattern and status code', ['method', 'route', 'status']);
+  readonly httpDuration = this.durations(
+    'mada_http_request_duration_seconds',
+    'Time from request to response end (for event streams: the stream lifetime)',
+    ['method', 'route', 'status'],
+  );
+
+  readonly runs = this.counter('mada_agent_runs_total', 'Agent runs ended, by agent and final status', ['agent', 'status']);
+  readonly runsActive = new Gauge({ name: 'mada_agent_runs_active', help: 'Agent runs in progress', labelNames: ['agent'] as const, registers: [this.registry] });
   /** Read at scrape time: the run queue of this process (services.ts). */
-  private readonly queuedCounters = new Set<() => number>();
-  /** Read at scrape time: the approvals store, once approvals exist (EXTENSIONS.md section 3). */
-  private readonly approvalCounters = new Set<() => number>();
+  private readonly runsQueued = this.summed('mada_agent_runs_queued', 'Runs waiting for a place to execute (MAX_CONCURRENT_RUNS, MAX_RUNS_PER_USER)');
+  /** Read at scrape time: the approvals store. */
+  private readonly approvalsPending = this.summed('mada_approvals_pending', 'Tool calls waiting for a user to approve or deny them');
+  readonly runDuration = this.durations('mada_agent_run_duration_seconds', 'Wall time of agent runs, by agent and final status', ['agent', 'status']);
 
-  readonly httpRequests = new Counter({
-    name: 'mada_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status code',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
+  readonly toolCalls = this.counter('mada_tool_calls_total', 'Tool executions, by tool and outcome (ok, error, timeout, cancelled)', ['tool', 'outcome']);
+  readonly toolDuration = this.durations('mada_tool_call_duration_seconds', 'Wall time of tool executions, by tool and outcome', ['tool', 'outcome']);
 
-  readonly httpDuration = new Histogram({
-    name: 'mada_http_request_duration_seconds',
-    help: 'Time from request to response end (for event streams: the stream lifetime)',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly modelCalls = this.counter('mada_model_calls_total', 'Calls to the model runtime, by kind (complete, stream) and outcome', ['kind', 'outcome']);
+  readonly modelLatency = this.durations(
+    'mada_model_call_duration_seconds',
+    'Time from request to the whole answer (retries included), by kind and outcome',
+    ['kind', 'outcome'],
+  );
+  readonly modelFirstToken = this.durations('mada_model_first_token_seconds', 'Time from a streamed request to its first part');
+  readonly inputTokens = this.counter(
+    'mada_model_input_tokens_total',
+    'Prompt tokens sent to the model runtime: as it reported them, or counted with cl100k_base when it did not',
+    ['source'],
+  );
+  readonly outputTokens = this.counter(
+    'mada_model_output_tokens_total',
+    'Tokens the model runtime generated: as it reported them, or counted with cl100k_base when it did not',
+    ['source'],
+  );
 
-  readonly runs = new Counter({
-    name: 'mada_agent_runs_total',
-    help: 'Agent runs ended, by agent and final status',
-    labelNames: ['agent', 'status'] as const,
-    registers: [this.registry],
-  });
-
-  readonly runsActive = new Gauge({
-    name: 'mada_agent_runs_active',
-    help: 'Agent runs in progress',
-    labelNames: ['agent'] as const,
-    registers: [this.registry],
-  });
-
-  readonly runsQueued = new Gauge({
-    name: 'mada_agent_runs_queued',
-    help: 'Runs waiting for a place to execute (MAX_CONCURRENT_RUNS, MAX_RUNS_PER_USER)',
-    registers: [this.registry],
-    collect: (): void => this.runsQueued.set(sum(this.queuedCounters)),
-  });
-
-  readonly approvalsPending = new Gauge({
-    name: 'mada_approvals_pending',
-    help: 'Tool calls waiting for a user to approve or deny them',
-    registers: [this.registry],
-    collect: (): void => this.approvalsPending.set(sum(this.approvalCounters)),
-  });
-
-  readonly runDuration = new Histogram({
-    name: 'mada_agent_run_duration_seconds',
-    help: 'Wall time of agent runs, by agent and final status',
-    labelNames: ['agent', 'status'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly toolCalls = new Counter({
-    name: 'mada_tool_calls_total',
-    help: 'Tool executions, by tool and outcome (ok, error, timeout, cancelled)',
-    labelNames: ['tool', 'outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly toolDuration = new Histogram({
-    name: 'mada_tool_call_duration_seconds',
-    help: 'Wall time of tool executions, by tool and outcome',
-    labelNames: ['tool', 'outcome'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly modelCalls = new Counter({
-    name: 'mada_model_calls_total',
-    help: 'Calls to the model runtime, by kind (complete, stream) and outcome',
-    labelNames: ['kind', 'outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly modelLatency = new Histogram({
-    name: 'mada_model_call_duration_seconds',
-    help: 'Time from request to the whole answer (retries included), by kind and outcome',
-    labelNames: ['kind', 'outcome'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly modelFirstToken = new Histogram({
-    name: 'mada_model_first_token_seconds',
-    help: 'Time from a streamed request to its first part',
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly inputTokens = new Counter({
-    name: 'mada_model_input_tokens_total',
-    help: 'Prompt tokens sent to the model runtime: as it reported them, or counted with cl100k_base when it did not',
-    labelNames: ['source'] as const,
-    registers: [this.registry],
-  });
-
-  readonly outputTokens = new Counter({
-    name: 'mada_model_output_tokens_total',
-    help: 'Tokens the model runtime generated: as it reported them, or counted with cl100k_base when it did not',
-    labelNames: ['source'] as const,
-    registers: [this.registry],
-  });
+  /** Open event streams, one source per app serving this service. */
+  private readonly sseStreams = this.summed('mada_sse_streams_open', 'Server-Sent Events responses currently open');
 
   constructor() {
     // Unprefixed (process_*, nodejs_*), as the usual dashboards for Node services expect them.
     collectDefaultMetrics({ register: this.registry });
   }
 
-  readonly sseStreams = new Gauge({
-    name: 'mada_sse_streams_open',
-    help: 'Server-Sent Events responses currently open',
-    registers: [this.registry],
-    collect: (): void => this.sseStreams.set(sum(this.streamCounters)),
-  });
-
   /** Adds a source of open streams; the returned function removes it. */
   countStreams(count: () => number): () => void {
-    return addSource(this.streamCounters, count);
+    return this.sseStreams.add(count);
   }
 
   /** One run over, however it ended: counted by agent and status, with its wall time. */
@@ -149,12 +73,12 @@ export class ServiceMetrics {
 
   /** Adds a source of queued runs; the returned function removes it. */
   countQueuedRuns(count: () => number): () => void {
-    return addSource(this.queuedCounters, count);
+    return this.runsQueued.add(count);
   }
 
   /** Adds a source of pending approvals; the returned function removes it. */
   countPendingApprovals(count: () => number): () => void {
-    return addSource(this.approvalCounters, count);
+    return this.approvalsPending.add(count);
   }
 
   get contentType(): string {
@@ -165,11 +89,32 @@ export class ServiceMetrics {
   render(): Promise<string> {
     return this.registry.metrics();
   }
-}
 
-const sum = (sources: ReadonlySet<() => number>): number => [...sources].reduce((total, count) => total + count(), 0);
+  private counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
 
-function addSource(sources: Set<() => number>, count: () => number): () => void {
-  sources.add(count);
-  return () => sources.delete(count);
+  private durations<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers: [this.registry] });
+  }
+
+  /** A gauge whose value is the sum of its sources, read at scrape time; a source can come and go. */
+  private summed(name: string, help: string): { add(count: () => number): () => void } {
+    const sources = new Set<() => number>();
+    // Registered on the registry, which reads it at scrape time: nothing else needs to hold it.
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect(): void {
+        this.set([...sources].reduce((total, count) => total + count(), 0));
+      },
+    });
+    return {
+      add(count) {
+        sources.add(count);
+        return () => sources.delete(count);
+      },
+    };
+  }
 }

@@ -22,6 +22,22 @@ const tags = ['agents'];
 const security = [{ ApiKey: [] }];
 
 export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = async (app, { engine, runs, approvals, maxMessageTokens, filter, pingIntervalMs }) => {
+  /**
+   * Checks a request the way both routes do (400/413 before anything is stored) and stores its run.
+   * A streamed run waits for the user's answer to an ask; nobody watches a blocking one, so its
+   * asks are denied at once (on_ask=deny).
+   */
+  const start = async (userId: string, body: AgentRunRequest, streamed: boolean) => {
+    const { agent_type, prompt, working_dir, mode } = body;
+    assertMessageFits(prompt, maxMessageTokens);
+    engine.agent(agent_type);
+    const workingDir = engine.workingDirectory(working_dir);
+    const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
+      agentJob(engine, stored, streamed, approvals.gates(stored, streamed ? 'wait' : 'deny')),
+    );
+    return run;
+  };
+
   app.post(
     '/agents/run',
     {
@@ -38,14 +54,8 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
       },
     },
     async (request, reply) => {
-      const { agent_type, prompt, working_dir, mode } = request.body;
-      assertMessageFits(prompt, maxMessageTokens);
-      engine.agent(agent_type);
-      const workingDir = engine.workingDirectory(working_dir);
-      const { run } = await runs.start({ userId: request.caller.userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
-        // Nobody watches a blocking run: an ask is denied at once (on_ask=deny).
-        agentJob(engine, stored, false, approvals.gates(stored, 'deny')),
-      );
+      const { agent_type, mode } = request.body;
+      const run = await start(request.caller.userId, request.body, false);
       const ended = await awaitRun(runs, reply, run);
       if (ended.status === 'succeeded') return { response: ended.response ?? '', agent_type, mode, success: true };
       return { response: '', agent_type, mode, success: false, error: filter(ended.error ?? 'Run failed') };
@@ -77,13 +87,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
       },
     },
     async (request, reply) => {
-      const { agent_type, prompt, working_dir, mode } = request.body;
-      assertMessageFits(prompt, maxMessageTokens);
-      engine.agent(agent_type);
-      const workingDir = engine.workingDirectory(working_dir);
-      const { run } = await runs.start({ userId: request.caller.userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
-        agentJob(engine, stored, true, approvals.gates(stored, 'wait')),
-      );
+      const run = await start(request.caller.userId, request.body, true);
       await streamLegacyRun(runs, reply, run, pingIntervalMs);
     },
   );

@@ -4,7 +4,7 @@ import { expandGlob } from './glob.js';
 import { checkPathUse } from './path-access.js';
 import { PROGRAM_CHECKS } from './programs/index.js';
 import { refuse } from './refusal.js';
-import type { Fd, RedirectionSpec, ShellToolName, SimpleCommandSpec } from './plan.js';
+import type { RedirectionSpec, ShellToolName, ShellWord, SimpleCommandSpec } from './plan.js';
 
 export interface PolicyContext {
   tool: ShellToolName;
@@ -15,11 +15,9 @@ export interface PolicyContext {
   locate(program: string): string | undefined;
 }
 
-export type ResolvedRedirection =
-  | { kind: 'read'; fd: Fd; path: string }
-  | { kind: 'write'; fd: Fd; path: string; append: boolean }
-  | { kind: 'duplicate'; fd: Fd; from: Fd }
-  | { kind: 'text'; fd: Fd; text: string };
+/** A redirection as planned, with the word it names resolved to a checked real path. */
+export type ResolvedRedirection = WithPath<RedirectionSpec>;
+type WithPath<R> = R extends { target: ShellWord } ? Omit<R, 'target'> & { path: string } : R;
 
 /** Exactly what one simple command will run, after every check. */
 export interface Invocation {
@@ -47,14 +45,9 @@ export function checkProgramName(name: string, tool: ShellToolName): void {
 }
 
 function resolveRedirection(redirection: RedirectionSpec, ctx: PolicyContext): ResolvedRedirection {
-  if (redirection.kind === 'read') {
-    return { ...redirection, path: checkPathUse({ path: redirection.target.value, access: 'read' }, ctx.cwd, ctx.sandbox) };
-  }
-  if (redirection.kind === 'write') {
-    const path = checkPathUse({ path: redirection.target.value, access: 'write' }, ctx.cwd, ctx.sandbox);
-    return { kind: 'write', fd: redirection.fd, path, append: redirection.append };
-  }
-  return redirection;
+  if (redirection.kind !== 'read' && redirection.kind !== 'write') return redirection;
+  const { target, ...rest } = redirection;
+  return { ...rest, path: checkPathUse({ path: target.value, access: redirection.kind }, ctx.cwd, ctx.sandbox) };
 }
 
 /**

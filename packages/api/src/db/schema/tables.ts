@@ -2,7 +2,11 @@ import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIn
 import type { ApprovalStatus } from '../approval-repository.js';
 import type { RunStatus } from '../run-repository.js';
 
-/* The PostgreSQL twin of schema/sqlite.ts: same tables, columns and indexes. */
+/*
+ * The one schema, written with drizzle's PostgreSQL builders. SQLite's tables are derived from it
+ * (derive-sqlite.ts), so a table, column or index is declared here once for both databases, and
+ * `npm run db:generate` writes each dialect's migration from it.
+ */
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
@@ -15,10 +19,13 @@ export const conversations = pgTable(
     title: varchar('title', { length: 255 }),
     workingDir: varchar('working_dir', { length: 1024 }).notNull().default('.'),
     totalTokens: integer('total_tokens').notNull().default(0),
+    /** Sequence number of the latest message: messages order by it, ties impossible. */
     lastSeq: integer('last_seq').notNull().default(0),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at'),
+    /** updated_at, or created_at while that is null: what lists order by and expiry measures. */
     lastActivityAt: ts('last_activity_at').notNull(),
+    /** Lease held by the turn in progress, so a second concurrent turn is refused (409). */
     busyToken: uuid('busy_token'),
     busyUntil: ts('busy_until'),
   },
@@ -50,11 +57,17 @@ export const messages = pgTable(
   ],
 );
 
+/** Per-user conversation count, kept in the same transactions, so list totals cost O(1). */
 export const userConversationCounts = pgTable('user_conversation_counts', {
   userId: varchar('user_id', { length: 255 }).primaryKey(),
   count: integer('count').notNull().default(0),
 });
 
+/**
+ * Stored agent runs. last_event_id is the seq of the run's latest event: appending an event
+ * increments it first, which serializes concurrent appends on the run row. A key that names an
+ * idempotent request is unique per user while it is set (NULLs never collide).
+ */
 export const runs = pgTable(
   'runs',
   {
@@ -78,6 +91,7 @@ export const runs = pgTable(
     lastEventId: integer('last_event_id').notNull().default(0),
     idempotencyKey: varchar('idempotency_key', { length: 255 }),
     requestHash: varchar('request_hash', { length: 128 }),
+    /** The replica executing the run, and until when its lease holds without a renewal. */
     leaseOwner: varchar('lease_owner', { length: 255 }),
     leaseUntil: ts('lease_until'),
   },
@@ -91,6 +105,7 @@ export const runs = pgTable(
   ],
 );
 
+/** A run's events as sent: seq 1, 2, 3 ... without gaps; data is the event's JSON text, kept byte for byte. */
 export const runEvents = pgTable(
   'run_events',
   {
