@@ -70,7 +70,7 @@ async function edit(params: EditParams, context: ToolContext) {
   }
   const after = params.replace_all ? before.split(search).join(replacement) : replaceOnce(before, search, replacement);
   checkWriteSize(Buffer.byteLength(after, 'utf8'), context.settings.maxWriteBytes);
-  await writeRealFile(real, after);
+  await writeRealFile(real, after, context);
   const diff = diffPreview(real, before, after);
   return succeed(`Edited ${real}: replaced ${counted(count, 'occurrence')}.\n\n${diff}`, { file_path: real, replacements: count, diff });
 }

@@ -33,7 +33,7 @@ beforeAll(() => {
   } catch {
     // Not root: /root is not ours to plant in, and the other cases still hold.
   }
-  secrets = [SECRETS.outside, SECRETS.database, SECRETS.env, ...rootCanary, ...shadowLines(), ...serviceOnlyEnvironment()];
+  secrets = [SECRETS.outside, SECRETS.database, SECRETS.env, SECRETS.keyring, ...rootCanary, ...shadowLines(), ...serviceOnlyEnvironment()];
   removeHostCanaries();
 });
 
@@ -50,8 +50,9 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
 
   it.each(RED_TEAM_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const arena = createArena(template);
+    let undo: (() => void) | void = undefined;
     try {
-      c.setup?.(arena);
+      undo = c.setup?.(arena);
       const before = protectedFingerprint(arena);
       const outsideBefore = readdirSync(arena.outside).sort();
       const result = await callTool(arena, c.tool, c.args(arena), c.settings);
@@ -63,6 +64,7 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
       expect(await survivors(), 'a process outlived its tool call').toEqual([]);
       if (c.expectOutput !== undefined) expect(text).toMatch(c.expectOutput);
     } finally {
+      if (typeof undo === 'function') undo();
       arena.project.cleanup();
       removeHostCanaries();
     }
