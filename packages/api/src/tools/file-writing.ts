@@ -1,6 +1,6 @@
-import { constants, lstatSync, readdirSync, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { openCheckedForWriting } from './checked-open.js';
 import { isProtectedGitPath } from './sandbox/protected-paths.js';
 import { protectedPathsFor } from './sandbox/tool-sandbox.js';
 import type { ToolContext } from './tool.js';
@@ -39,13 +39,13 @@ function protectedFileMatching(stats: Stats, paths: readonly string[]): string |
 }
 
 /**
- * Writes `content` to the real path `path`. O_NOFOLLOW: if a symbolic link was swapped in after the
- * sandbox check, the write fails instead of following it out. The file is opened before it is cut:
+ * Writes `content` to the real path `path`, opened where it was checked (openCheckedForWriting):
+ * a link swapped in after the sandbox check fails the write. The file is opened before it is cut:
  * a second name (hard link) of a protected file passes every check by name, so the opened file
  * itself is compared with the protected ones, and only then truncated.
  */
 export async function writeRealFile(path: string, content: string, context: ToolContext): Promise<void> {
-  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o666);
+  const handle = await openCheckedForWriting(path);
   try {
     const stats = await handle.stat();
     const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedPathsFor(context, context.workingDir)) : undefined;

@@ -20,6 +20,11 @@ export interface RedTeamCase {
   /** Plants the attacker's content before the call; may return what undoes it afterwards (a listener). */
   setup?: (arena: Arena) => void | (() => void);
   settings?: Partial<ToolSettings>;
+  /**
+   * A `bash` call of another run that races the case's tool: while it runs, the tool is called
+   * again and again, and every result is judged.
+   */
+  racer?: (arena: Arena) => Record<string, unknown>;
   /** When the attack relies on a benign-looking command that must still work, what it prints. */
   expectOutput?: RegExp;
 }
@@ -301,6 +306,24 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
       { name: `edit_file through an existing hard link to ${target}`, tool: 'edit_file', setup, args: (a) => ({ file_path: join(a.root, 'innocent.txt'), old_string: target === '.git/config' ? '[core]' : 'exit 0', new_string: `touch ${HOST_CANARIES[0]}` }) },
     ];
   }),
+
+  // A concurrent run's bash swaps a checked directory for a link to the outside (RENAME_EXCHANGE in
+  // a loop) between a file tool's path check and its open.
+  ...(['write_file', 'read_file', 'edit_file'] as const).map((tool): RedTeamCase => ({
+    name: `${tool} racing a directory swapped for a symlink to the outside`,
+    tool,
+    setup: (a) => {
+      a.plant('d/secret.txt', 'top inside\n');
+      symlinkSync(a.outside, join(a.root, 'l'));
+    },
+    racer: () => python(`${LIBC}import time\nend = time.time() + 1\nwhile time.time() < end:\n    libc.renameat2(-100, b'd', -100, b'l', 2)`),
+    args: (a) =>
+      tool === 'write_file'
+        ? { file_path: join(a.root, 'd', 'pwned.txt'), content: 'written outside\n' }
+        : tool === 'read_file'
+          ? { file_path: join(a.root, 'd', 'secret.txt') }
+          : { file_path: join(a.root, 'd', 'secret.txt'), old_string: 'top', new_string: 'top' + ' '.repeat(1) },
+  })),
 
   // The sandbox's own surroundings: terminal, descriptors, /proc, sockets, privileges, namespaces.
   {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../../../src/tools/tool.js';
 import type { Project } from '../support/project.js';
 import { RED_TEAM_CASES } from './cases.js';
 import {
@@ -55,8 +56,19 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
       undo = c.setup?.(arena);
       const before = protectedFingerprint(arena);
       const outsideBefore = readdirSync(arena.outside).sort();
-      const result = await callTool(arena, c.tool, c.args(arena), c.settings);
-      const text = `${result.data}\n${result.error}`;
+      const results: ToolResult[] = [];
+      if (c.racer === undefined) results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
+      else {
+        let racing = true;
+        const racer = callTool(arena, 'bash', c.racer(arena)).finally(() => (racing = false));
+        while (racing) {
+          results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
+          // A refusal settles without I/O: let the racer's process events in.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        results.push(await racer);
+      }
+      const text = results.map((result) => `${result.data}\n${result.error}`).join('\n');
       for (const secret of secrets) expect(text, 'a secret reached the tool result').not.toContain(secret);
       for (const canary of HOST_CANARIES) expect(existsSync(canary), `${canary} was written on the host`).toBe(false);
       expect(readdirSync(arena.outside).sort(), 'something was written outside the allowed paths').toEqual(outsideBefore);
