@@ -49,6 +49,26 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
     expect(RED_TEAM_CASES.length).toBeGreaterThanOrEqual(60);
   });
 
+  it('a command of 4,000 path arguments never holds the event loop for a second (service stalled)', async () => {
+    const arena = createArena(template);
+    arena.plant('a', 'one line\n');
+    let worst = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    try {
+      const result = await callTool(arena, 'bash_readonly', { command: `ls ${'a '.repeat(4000)}`.trim() });
+      expect(result.error ?? '').toBe('');
+      expect(worst).toBeLessThan(1000);
+    } finally {
+      clearInterval(ticker);
+      arena.project.cleanup();
+    }
+  });
+
   it.each(RED_TEAM_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const arena = createArena(template);
     let undo: (() => void) | void = undefined;
