@@ -396,6 +396,21 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
       execFileSync('sh', ['-c', `cd '${a.root}' && cp tools/payload.sh 'sh tools' 2>/dev/null; ln -s tools/payload.sh payload-link`]);
     },
   },
+  ...([
+    ['grep_content pattern read as a ripgrep option (--pre)', { pattern: '--pre=tools/payload.sh' }],
+    ['grep_content file_glob read as a ripgrep option (--pre)', { pattern: 'alpha', file_glob: '--pre=tools/payload.sh' }],
+    ['glob_files pattern read as a ripgrep option (--pre)', { pattern: '--pre=tools/payload.sh' }],
+  ] as const).map(([name, args]): RedTeamCase => ({
+    name,
+    tool: name.startsWith('glob') ? 'glob_files' : 'grep_content',
+    setup: (a) => void plantPayload(a),
+    args: () => ({ ...args }),
+  })),
+  {
+    name: 'DATA_DIR and .env through path aliases (/proc/self/cwd, /proc/self/root, a link to .)',
+    tool: 'bash',
+    args: (a) => python(`import os\nos.symlink('.', 'self')\nfor p in ['/proc/self/cwd/data/mada.db', '/proc/1/cwd/data/mada.db', 'self/data/mada.db', 'self/self/.env', '/proc/self/root${a.dataDir}/mada.db', '/proc/self/cwd/.env', '/proc/self/cwd/../project/.env']:\n    try:\n        print(p, open(p, errors='replace').read())\n    except OSError as e:\n        print(p, e)`),
+  },
   gitCase('git config through GIT_CONFIG_* variables set by env', 'bash', 'env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=tools/payload.sh GIT_DIR=.git git status', () => undefined),
 
   // Resources: memory, processes, daemons.
