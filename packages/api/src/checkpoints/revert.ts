@@ -1,5 +1,5 @@
-import { chmod, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { chmod, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { nulFields } from './git.js';
 import type { ShadowRepo } from './shadow-repo.js';
 
@@ -31,8 +31,10 @@ async function currentStates(repo: ShadowRepo, paths: readonly string[]): Promis
   const states = new Map<string, State | 'other'>();
   const files: string[] = [];
   for (const path of paths) {
-    const stats = await lstat(join(repo.workingDir, path)).catch(() => undefined);
-    if (!stats) states.set(path, undefined);
+    // Below a symlink put where a directory was, the path names another file: not the run's.
+    const stats = (await parentsAreDirectories(repo.workingDir, path)) ? await lstat(join(repo.workingDir, path)).catch(() => undefined) : 'other';
+    if (stats === 'other') states.set(path, 'other');
+    else if (!stats) states.set(path, undefined);
     else if (!stats.isFile()) states.set(path, 'other');
     else {
       files.push(path);
@@ -59,20 +61,48 @@ export async function changedSinceRun(repo: ShadowRepo, after: string, paths: re
   return paths.filter((path) => !sameState(now.get(path), ended.get(path)));
 }
 
-/** A parent directory that leads out of the working directory (a symlink put there) is refused. */
-async function insideParent(workingDir: string, path: string): Promise<string> {
-  const target = join(workingDir, path);
-  await mkdir(dirname(target), { recursive: true });
-  const parent = await realpath(dirname(target));
-  if (parent !== workingDir && !parent.startsWith(workingDir + sep)) throw new Error(`${path} lies outside the working directory`);
-  return target;
+/** The directories above `path` (relative, `/`-separated), from the working directory down. */
+function parentsOf(workingDir: string, path: string): string[] {
+  const parents: string[] = [];
+  let dir = workingDir;
+  for (const part of path.split('/').slice(0, -1)) {
+    dir = join(dir, part);
+    parents.push(dir);
+  }
+  return parents;
+}
+
+/** Whether every existing directory above `path` is a real directory (no symlink or file planted in its place). */
+async function parentsAreDirectories(workingDir: string, path: string): Promise<boolean> {
+  for (const dir of parentsOf(workingDir, path)) {
+    const stats = await lstat(dir).catch(() => undefined);
+    if (!stats) return true;
+    if (!stats.isDirectory()) return false;
+  }
+  return true;
+}
+
+/**
+ * Makes the directories above `path` one at a time, never through a link: a symlink or file that
+ * now stands where a directory stood is removed (a link only, never what it points at) and a
+ * directory made in its place. A recursive mkdir would follow a planted `dir -> /elsewhere` and
+ * make directories outside the working directory.
+ */
+async function makeParents(workingDir: string, path: string): Promise<string> {
+  for (const dir of parentsOf(workingDir, path)) {
+    const stats = await lstat(dir).catch(() => undefined);
+    if (stats?.isDirectory()) continue;
+    if (stats) await rm(dir, { force: true });
+    await mkdir(dir);
+  }
+  return join(workingDir, path);
 }
 
 /** Puts each path back as the `before` snapshot holds it: content and mode, or removed if it was not there. */
 export async function restore(repo: ShadowRepo, before: string, paths: readonly string[]): Promise<void> {
   const entries = await treeEntries(repo, before, paths);
   for (const path of paths) {
-    const target = await insideParent(repo.workingDir, path);
+    const target = await makeParents(repo.workingDir, path);
     const stats = await lstat(target).catch(() => undefined);
     // A link or file in the way is replaced, never written through.
     if (stats && !stats.isDirectory()) await rm(target, { force: true });

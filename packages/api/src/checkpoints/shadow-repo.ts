@@ -112,10 +112,12 @@ export class ShadowRepo {
     // A tracked file that grew past the limit leaves the index through --force-remove alone:
     // with --add it would be hashed first, for nothing.
     const tooLarge = skipped.filter((path) => inIndex.has(path));
-    const gone = indexed.filter((path) => !listed.has(path));
-    const paths = [...included, ...gone];
-    if (paths.length > 0) await this.git(['update-index', '--add', '--remove', '-z', '--stdin'], { input: paths.join('\0') + '\0' });
-    if (tooLarge.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: tooLarge.join('\0') + '\0' });
+    // A file gone from the listing leaves through --force-remove too: with --remove git looks at
+    // the path again, and a directory the run replaced by a symlink makes it fail the snapshot
+    // ("beyond a symbolic link"), which would leave the run without a checkpoint to revert.
+    const leaving = [...tooLarge, ...indexed.filter((path) => !listed.has(path))];
+    if (included.length > 0) await this.git(['update-index', '--add', '--remove', '-z', '--stdin'], { input: included.join('\0') + '\0' });
+    if (leaving.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: leaving.join('\0') + '\0' });
     if (!sameLimit) await writeFile(this.limitFile, String(limits.maxFileBytes));
     const tree = (await this.git(['write-tree'])).stdout.toString('utf8').trim();
     return { tree: tree || EMPTY_TREE, skipped: skipped.sort() };

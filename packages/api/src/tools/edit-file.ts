@@ -1,6 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { diffPreview } from './diff-preview.js';
+import { openCheckedForReading } from './checked-open.js';
 import { checkWriteSize, writablePath, writeErrorMessage, writeRealFile } from './file-writing.js';
 import { counted } from './text.js';
 import { fail, succeed, type Tool, type ToolContext } from './tool.js';
@@ -23,7 +24,14 @@ async function editableText(real: string, filePath: string): Promise<string> {
   });
   if (stats.isDirectory()) throw new ToolError(`Path is a directory, not a file: ${filePath}`);
   if (!stats.isFile()) throw new ToolError(`Not a regular file: ${filePath}`);
-  const bytes = await readFile(real);
+  const file = await openCheckedForReading(real);
+  let bytes: Buffer;
+  try {
+    if (!(await file.stat()).isFile()) throw new ToolError(`Not a regular file: ${filePath}`);
+    bytes = await file.readFile();
+  } finally {
+    await file.close();
+  }
   if (bytes.includes(0)) throw new ToolError(`Cannot edit binary file: ${filePath}`);
   const text = bytes.toString('utf8');
   // Rewriting text decoded with replacement characters would destroy the bytes that were not UTF-8.
@@ -70,7 +78,7 @@ async function edit(params: EditParams, context: ToolContext) {
   }
   const after = params.replace_all ? before.split(search).join(replacement) : replaceOnce(before, search, replacement);
   checkWriteSize(Buffer.byteLength(after, 'utf8'), context.settings.maxWriteBytes);
-  await writeRealFile(real, after);
+  await writeRealFile(real, after, context);
   const diff = diffPreview(real, before, after);
   return succeed(`Edited ${real}: replaced ${counted(count, 'occurrence')}.\n\n${diff}`, { file_path: real, replacements: count, diff });
 }

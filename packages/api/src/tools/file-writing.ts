@@ -1,6 +1,8 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { openCheckedForWriting } from './checked-open.js';
 import { isProtectedGitPath } from './sandbox/protected-paths.js';
+import { protectedPathsFor } from './sandbox/tool-sandbox.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
 import { errorMessage } from '../util/error-message.js';
@@ -20,13 +22,35 @@ export function checkWriteSize(bytes: number, maxBytes: number): void {
   if (bytes > maxBytes) throw new ToolError(`File too large: ${bytes} bytes (max ${maxBytes})`);
 }
 
+/** The protected file among `paths` (a directory's entries included: hooks) that is the file `stats` describes. */
+function protectedFileMatching(stats: Stats, paths: readonly string[]): string | undefined {
+  const same = (path: string): boolean => {
+    const other = lstatSync(path, { throwIfNoEntry: false });
+    return other !== undefined && other.isFile() && other.dev === stats.dev && other.ino === stats.ino;
+  };
+  for (const path of paths) {
+    if (same(path)) return path;
+    if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      const inside = readdirSync(path).map((name) => join(path, name)).find(same);
+      if (inside !== undefined) return inside;
+    }
+  }
+  return undefined;
+}
+
 /**
- * Writes `content` to the real path `path`. O_NOFOLLOW: if a symbolic link was swapped in after the
- * sandbox check, the write fails instead of following it out.
+ * Writes `content` to the real path `path`, opened where it was checked (openCheckedForWriting):
+ * a link swapped in after the sandbox check fails the write. The file is opened before it is cut:
+ * a second name (hard link) of a protected file passes every check by name, so the opened file
+ * itself is compared with the protected ones, and only then truncated.
  */
-export async function writeRealFile(path: string, content: string): Promise<void> {
-  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666);
+export async function writeRealFile(path: string, content: string, context: ToolContext): Promise<void> {
+  const handle = await openCheckedForWriting(path);
   try {
+    const stats = await handle.stat();
+    const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedPathsFor(context, context.workingDir)) : undefined;
+    if (target !== undefined) throw new ToolError(`Refusing to write ${path}: it is another name (hard link) of the protected file ${target}`);
+    await handle.truncate(0);
     await handle.writeFile(content, 'utf8');
   } finally {
     await handle.close();

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { shortenLine } from './text.js';
 
 export interface LineWindow {
@@ -47,7 +47,7 @@ class LineBuffer {
  * Lines `offset` (0-based) to `offset + limit` of a UTF-8 file, streamed: the file is read only as
  * far as the window needs, and a huge line costs no more memory than `maxLineChars`.
  */
-export async function readLineWindow(path: string, offset: number, limit: number, maxLineChars: number): Promise<LineWindow> {
+export async function readLineWindow(file: FileHandle, offset: number, limit: number, maxLineChars: number): Promise<LineWindow> {
   const window: LineWindow = { binary: false, lines: [], shortened: 0, hasMore: false };
   const end = offset + limit;
   const buffer = new LineBuffer(maxLineChars);
@@ -61,7 +61,7 @@ export async function readLineWindow(path: string, offset: number, limit: number
     }
     index++;
   };
-  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 64 * 1024 }) as AsyncIterable<string>) {
+  for await (const chunk of file.createReadStream({ encoding: 'utf8', highWaterMark: 64 * 1024, autoClose: false }) as AsyncIterable<string>) {
     if (first && chunk.includes('\0')) return { ...window, binary: true };
     first = false;
     for (let start = 0; start < chunk.length; ) {

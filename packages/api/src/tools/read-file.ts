@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { openCheckedForReading } from './checked-open.js';
 import { readLineWindow, type LineWindow } from './line-window.js';
 import { counted } from './text.js';
 import { fail, succeed, type Tool, type ToolContext } from './tool.js';
@@ -74,9 +75,18 @@ export const readFileTool: Tool<typeof parameters> = {
   async execute(params, context) {
     try {
       const real = await regularFile(params.file_path, context);
-      const window = await readLineWindow(real, params.offset, params.limit, READ_MAX_LINE_CHARS).catch((error: unknown) => {
+      const file = await openCheckedForReading(real).catch((error: unknown) => {
         throw readError(error, params.file_path);
       });
+      let window: LineWindow;
+      try {
+        if (!(await file.stat()).isFile()) throw new ToolError(`Not a regular file: ${params.file_path}`);
+        window = await readLineWindow(file, params.offset, params.limit, READ_MAX_LINE_CHARS).catch((error: unknown) => {
+          throw readError(error, params.file_path);
+        });
+      } finally {
+        await file.close();
+      }
       if (window.binary) return fail(`Cannot read binary file: ${params.file_path}`);
       return render(window, params, params.file_path);
     } catch (error) {

@@ -38,9 +38,9 @@ async function write(params: z.output<typeof parameters>, context: ToolContext) 
   await checkParentDirectory(real);
   const overwritten = await existingFile(real);
   try {
-    await writeRealFile(real, params.content);
+    await writeRealFile(real, params.content, context);
   } catch (error) {
-    if (context.signal.aborted) throw error;
+    if (context.signal.aborted || error instanceof ToolError) throw error;
     return fail(writeErrorMessage(error, real));
   }
   const lines = countLines(params.content);

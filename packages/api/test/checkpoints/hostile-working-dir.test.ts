@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -82,6 +83,47 @@ describe('a hostile working directory', () => {
     writeFileSync(join(t.workdir, 'a.txt'), 'old\n');
     execFileSync('git', ['-C', t.workdir, 'add', 'a.txt'], { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
     expect(existsSync(canary)).toBe(true);
+  });
+});
+
+/** A run whose one bash command runs `python` code in the working directory. */
+async function pythonRun(code: string): Promise<string> {
+  model.push(scripted.toolCalls({ name: 'bash', arguments: { command: `python3 -c "${code}"` } }), summary);
+  const response = await t.app.inject({ method: 'POST', url: '/agents/run', payload: { agent_type: 'task', prompt: 'Tidy.', mode: 'auto_accept' } });
+  return response.headers['x-run-id'] as string;
+}
+
+describe('a symlink planted where a directory stood', () => {
+  let outside: string;
+  beforeEach(() => {
+    outside = mkdtempSync(join(tmpdir(), 'mada-outside-'));
+    mkdirSync(join(t.workdir, 'sub', 'deep'), { recursive: true });
+    writeFileSync(join(t.workdir, 'sub', 'deep', 'a.txt'), 'old\n');
+  });
+  afterEach(() => rmSync(outside, { recursive: true, force: true }));
+
+  const revertedIntoRealDirectory = async (id: string): Promise<void> => {
+    const plain = await t.app.inject({ method: 'POST', url: `/runs/${id}/revert`, payload: {} });
+    expect(plain.json()).toEqual({ detail: 'Files changed since the run: sub/deep/a.txt' });
+    const forced = await t.app.inject({ method: 'POST', url: `/runs/${id}/revert`, payload: { force: true } });
+    expect(forced.json()).toEqual({ reverted: ['sub/deep/a.txt'] });
+    expect(readdirSync(outside), 'the revert made something outside the working directory').toEqual([]);
+    expect(lstatSync(join(t.workdir, 'sub')).isDirectory()).toBe(true);
+    expect(readFileSync(join(t.workdir, 'sub', 'deep', 'a.txt'), 'utf8')).toBe('old\n');
+  };
+
+  it('by the run itself: the run still has its checkpoint, and the revert puts a directory back', async () => {
+    const id = await pythonRun(`import shutil, os; shutil.rmtree('sub'); os.symlink('${outside}', 'sub')`);
+    const changes = await t.app.inject({ method: 'GET', url: `/runs/${id}/changes` });
+    expect(changes.json().files).toEqual([{ path: 'sub/deep/a.txt', change: 'deleted', additions: 0, deletions: 1 }]);
+    await revertedIntoRealDirectory(id);
+  });
+
+  it('after the run: the revert never makes directories through it', async () => {
+    const id = await pythonRun(`import os; os.remove('sub/deep/a.txt')`);
+    rmSync(join(t.workdir, 'sub'), { recursive: true });
+    symlinkSync(outside, join(t.workdir, 'sub'));
+    await revertedIntoRealDirectory(id);
   });
 });
 

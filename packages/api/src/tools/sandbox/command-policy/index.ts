@@ -68,7 +68,8 @@ export async function checkCommand(request: CheckRequest): Promise<CheckedComman
   requireAgreement(reading.tokens, await readWithTreeSitter(text));
   checkStructure(reading.script, request.tool, reading.separators);
   const context: PolicyContext = { tool: request.tool, cwd, sandbox: request.sandbox, locate: request.locate };
-  const invocations = allCommands(reading.script).map((command) => authorizeCommand(command, context));
+  const invocations: Invocation[] = [];
+  for (const command of allCommands(reading.script)) invocations.push(await authorizeCommand(command, context));
   return { script: reading.script, cwd, invocations, context };
 }
 export {

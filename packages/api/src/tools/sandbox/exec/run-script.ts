@@ -16,7 +16,7 @@ export interface RunOptions<C> {
   timeoutMs: number;
   signal?: AbortSignal;
   /** Turns a command into what runs, checking it again at that moment; throws to refuse. */
-  prepare(command: C): Invocation;
+  prepare(command: C): Invocation | Promise<Invocation>;
   locate(name: string): string | undefined;
   launcher?: Launcher;
   maxOutputChars?: number;
@@ -59,7 +59,11 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
     locate: options.locate,
     flushMs: options.flushMs ?? 1000,
   };
-  const runPipeline = (commands: C[]): Promise<number> => new PipelineRun(commands.map((c) => options.prepare(c)), context).run();
+  const runPipeline = async (commands: C[]): Promise<number> => {
+    const invocations: Invocation[] = [];
+    for (const command of commands) invocations.push(await options.prepare(command));
+    return new PipelineRun(invocations, context).run();
+  };
   let exitCode: number | null = null;
   let refusal: string | undefined;
   try {

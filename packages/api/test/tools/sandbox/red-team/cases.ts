@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ToolSettings } from '../../../../src/tools/tool.js';
-import { HOST_CANARIES, MARKER, ROOT_CANARY, type Arena, type ToolName } from './support.js';
+import { HOST_CANARIES, MARKER, ROOT_CANARY, SECRETS, type Arena, type ToolName } from './support.js';
 
 /*
  * The red-team corpus, written from the threat model: the repository is the attacker's (files, git
@@ -16,9 +17,14 @@ export interface RedTeamCase {
   name: string;
   tool: ToolName;
   args: (arena: Arena) => Record<string, unknown>;
-  /** Plants the attacker's content before the call. */
-  setup?: (arena: Arena) => void;
+  /** Plants the attacker's content before the call; may return what undoes it afterwards (a listener). */
+  setup?: (arena: Arena) => void | (() => void);
   settings?: Partial<ToolSettings>;
+  /**
+   * A `bash` call of another run that races the case's tool: while it runs, the tool is called
+   * again and again, and every result is judged.
+   */
+  racer?: (arena: Arena) => Record<string, unknown>;
   /** When the attack relies on a benign-looking command that must still work, what it prints. */
   expectOutput?: RegExp;
 }
@@ -62,6 +68,23 @@ const gitCase = (name: string, tool: 'bash_readonly' | 'bash', command: string, 
 });
 
 const nulList = (path: string): string => `awk 'BEGIN{printf "${path}%c", 0}'`;
+
+/** A listener in the service's own process (as its HTTP port would be): a connection writes a host canary. */
+function hostListener(address: { port: number; host: string } | { path: string }): () => void {
+  const server = createServer((socket) => {
+    writeFileSync(HOST_CANARIES[0] as string, 'a sandboxed process reached a listener of the host\n');
+    socket.destroy();
+  });
+  server.listen(address);
+  return () => server.close();
+}
+export const LOOPBACK_PORT = 20000 + (process.pid % 20000);
+
+/** Python run by `bash` (one `-c` program; the policy refuses `$` and backslash-newline, not newlines). */
+const python = (code: string): Record<string, unknown> => ({ command: `python3 -c "${code}"` });
+
+/** ctypes prelude: libc with errno, for the system calls no Python module offers. */
+const LIBC = 'import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n';
 
 export const RED_TEAM_CASES: RedTeamCase[] = [
   // NUL-separated file lists: names a text check never sees.
@@ -269,6 +292,126 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
   { name: 'write_file of .gitmodules', tool: 'write_file', args: () => ({ file_path: '.gitmodules', content: '[submodule "x"]\n\tupdate = !touch /tmp/x\n' }) },
   { name: 'write_file of .git/commondir', tool: 'write_file', args: () => ({ file_path: '.git/commondir', content: '/tmp\n' }) },
   { name: 'edit_file of .git/config', tool: 'edit_file', args: () => ({ file_path: '.git/config', old_string: '[core]', new_string: '[core]\n\tfsmonitor = touch /tmp/x' }) },
+
+
+  // Hard links to protected files, written through the file tools (a link the sandbox cannot make,
+  // but an unpacked archive or a policy-only session can leave behind).
+  ...(['.git/config', '.git/hooks/pre-commit'] as const).flatMap((target): RedTeamCase[] => {
+    const setup = (a: Arena): void => {
+      writeFileSync(join(a.root, '.git/hooks/pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      execFileSync('ln', [join(a.root, target), join(a.root, 'innocent.txt')]);
+    };
+    return [
+      { name: `write_file through an existing hard link to ${target}`, tool: 'write_file', setup, args: (a) => ({ file_path: join(a.root, 'innocent.txt'), content: `[core]\n\tfsmonitor = touch ${HOST_CANARIES[0]}\n` }) },
+      { name: `edit_file through an existing hard link to ${target}`, tool: 'edit_file', setup, args: (a) => ({ file_path: join(a.root, 'innocent.txt'), old_string: target === '.git/config' ? '[core]' : 'exit 0', new_string: `touch ${HOST_CANARIES[0]}` }) },
+    ];
+  }),
+
+  // A concurrent run's bash swaps a checked directory for a link to the outside (RENAME_EXCHANGE in
+  // a loop) between a file tool's path check and its open.
+  ...(['write_file', 'read_file', 'edit_file'] as const).map((tool): RedTeamCase => ({
+    name: `${tool} racing a directory swapped for a symlink to the outside`,
+    tool,
+    setup: (a) => {
+      a.plant('d/secret.txt', 'top inside\n');
+      symlinkSync(a.outside, join(a.root, 'l'));
+    },
+    racer: () => python(`${LIBC}import time\nend = time.time() + 1\nwhile time.time() < end:\n    libc.renameat2(-100, b'd', -100, b'l', 2)`),
+    args: (a) =>
+      tool === 'write_file'
+        ? { file_path: join(a.root, 'd', 'pwned.txt'), content: 'written outside\n' }
+        : tool === 'read_file'
+          ? { file_path: join(a.root, 'd', 'secret.txt') }
+          : { file_path: join(a.root, 'd', 'secret.txt'), old_string: 'top', new_string: 'top' + ' '.repeat(1) },
+  })),
+
+  // The sandbox's own surroundings: terminal, descriptors, /proc, sockets, privileges, namespaces.
+  {
+    name: 'TIOCSTI and TIOCLINUX keystrokes into a terminal',
+    tool: 'bash',
+    args: () => python(`import os, fcntl, termios\nfor path in ['/dev/tty', '/dev/stdin', '/dev/stdout', '/proc/self/fd/2']:\n    try:\n        fd = os.open(path, os.O_RDWR)\n        for ch in 'touch ${HOST_CANARIES[0]}':\n            fcntl.ioctl(fd, termios.TIOCSTI, ch.encode())\n        fcntl.ioctl(fd, 0x541C, bytes([2, 0, 0, 0, 0, 0]))\n    except OSError as e:\n        print(path, e)`),
+  },
+  {
+    name: 'descriptors inherited from the launcher',
+    tool: 'bash',
+    args: () => python(`import os\nfor fd in range(3, 1024):\n    try:\n        print(fd, os.readlink('/proc/self/fd/%d' % fd), os.read(fd, 4096))\n    except OSError:\n        pass\n    try:\n        os.write(fd, b'[core]\\n')\n    except OSError:\n        pass`),
+  },
+  {
+    name: 'other processes through /proc (environ, cwd, root, the service pid)',
+    tool: 'bash',
+    args: (a) => python(`import os\npids = [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]\nfor pid in pids + ['${process.pid}']:\n    for leaf in ['cwd/.env', 'root${a.envFile}', 'root${a.outside}/secret.txt', 'root/etc/shadow', 'cwd/../outside/secret.txt']:\n        try:\n            print(pid, leaf, open('/proc/%s/%s' % (pid, leaf), 'rb').read())\n        except OSError:\n            pass\ntry:\n    print(open('/proc/${process.pid}/environ', 'rb').read())\nexcept OSError as e:\n    print(e)`),
+  },
+  {
+    name: 'a TCP listener on the host loopback (as the service port), no network',
+    tool: 'bash',
+    setup: () => hostListener({ port: LOOPBACK_PORT, host: '127.0.0.1' }),
+    args: () => python(`import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.1', ${LOOPBACK_PORT})); s.send(b'GET /conversations HTTP/1.0\\r\\n\\r\\n'); print(s.recv(100))\nexcept OSError as e:\n    print(e)`),
+  },
+  {
+    name: 'an abstract unix socket of the host',
+    tool: 'bash',
+    setup: () => hostListener({ path: `\0${MARKER}` }),
+    args: () => python(`import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0${MARKER}'); s.send(b'x')\nexcept OSError as e:\n    print(e)`),
+  },
+  {
+    name: 'setuid umount of the DATA_DIR and .env masks',
+    tool: 'bash',
+    args: (a) => python(`import subprocess\nfor target in ['${a.dataDir}', '${a.envFile}']:\n    print(subprocess.run(['/usr/bin/umount', '-l', target], capture_output=True, text=True))\nfor path in ['${a.dataDir}/mada.db', '${a.envFile}']:\n    print(open(path, errors='replace').read())`),
+  },
+  {
+    name: 'a nested user namespace unmounting the masks and remounting .git/config writable',
+    tool: 'bash',
+    args: (a) => ({
+      command: `python3 -c "${LIBC}print('unshare', libc.unshare(0x10000000 | 0x20000), ctypes.get_errno())\nfor target in [b'${a.dataDir}', b'${a.envFile}']:\n    print('umount', libc.umount2(target, 2), ctypes.get_errno())\nprint('remount', libc.mount(None, b'${a.root}/.git/config', None, 4096 | 32 | 1 << 5, None), ctypes.get_errno())\nprint('remount root', libc.mount(None, b'${a.root}', None, 4096 | 32 | 1 << 5, None), ctypes.get_errno())\nfor path in ['${a.dataDir}/mada.db', '${a.envFile}']:\n    print(open(path, errors='replace').read())\nopen('${a.root}/.git/config', 'a').write('[core]\\\\n')"`,
+    }),
+  },
+  {
+    name: 'kernel keyrings of the service user',
+    tool: 'bash',
+    setup: () => {
+      execFileSync('python3', ['-c', `${LIBC}libc.syscall(248, b'user', b'${MARKER}', b'${SECRETS.keyring}', ${SECRETS.keyring.length}, ctypes.c_int(-4))`]);
+      return () => execFileSync('python3', ['-c', `import subprocess\nfor line in open('/proc/keys'):\n    if '${MARKER}' in line:\n        import ctypes; ctypes.CDLL(None).syscall(250, 3, ctypes.c_int(int(line.split()[0], 16)))`]);
+    },
+    args: () => python(`${LIBC}buf = ctypes.create_string_buffer(256)\nfor line in open('/proc/keys'):\n    key = int(line.split()[0], 16)\n    n = libc.syscall(250, 11, ctypes.c_int(key), buf, 256)\n    print(line.strip(), n, buf.raw[:max(n, 0)])\nfor ring in [-3, -4, -5]:\n    key = libc.syscall(250, 10, ctypes.c_int(ring), b'user', b'${MARKER}', 0)\n    n = libc.syscall(250, 11, ctypes.c_int(key), buf, 256)\n    print(ring, key, buf.raw[:max(n, 0)])`),
+  },
+  {
+    name: 'a move into another cgroup to outlive the call',
+    tool: 'bash',
+    args: () => python(`import os, time\nfor path in ['/sys/fs/cgroup/cgroup.procs', '/sys/fs/cgroup/pids/cgroup.procs', '/sys/fs/cgroup/pids/tasks']:\n    try:\n        open(path, 'w').write(str(os.getpid()))\n    except OSError as e:\n        print(path, e)\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/bin/sh', ['sh', '-c', 'sleep 300; :', '${MARKER}'])`),
+  },
+  {
+    name: 'output flood without a newline',
+    tool: 'bash',
+    args: () => python(`import sys\nchunk = 'x' * (1 << 20)\nfor i in range(200):\n    sys.stdout.write(chunk)`),
+    expectOutput: /output truncated/,
+  },
+  {
+    name: 'tar wildcard injection (--checkpoint-action from file names)',
+    tool: 'bash',
+    args: () => ({ command: 'tar -cf out.tar *' }),
+    setup: (a) => {
+      plantPayload(a);
+      a.plant('--checkpoint=1', '');
+      a.plant('--checkpoint-action=exec=sh tools', '');
+      execFileSync('sh', ['-c', `cd '${a.root}' && cp tools/payload.sh 'sh tools' 2>/dev/null; ln -s tools/payload.sh payload-link`]);
+    },
+  },
+  ...([
+    ['grep_content pattern read as a ripgrep option (--pre)', { pattern: '--pre=tools/payload.sh' }],
+    ['grep_content file_glob read as a ripgrep option (--pre)', { pattern: 'alpha', file_glob: '--pre=tools/payload.sh' }],
+    ['glob_files pattern read as a ripgrep option (--pre)', { pattern: '--pre=tools/payload.sh' }],
+  ] as const).map(([name, args]): RedTeamCase => ({
+    name,
+    tool: name.startsWith('glob') ? 'glob_files' : 'grep_content',
+    setup: (a) => void plantPayload(a),
+    args: () => ({ ...args }),
+  })),
+  {
+    name: 'DATA_DIR and .env through path aliases (/proc/self/cwd, /proc/self/root, a link to .)',
+    tool: 'bash',
+    args: (a) => python(`import os\nos.symlink('.', 'self')\nfor p in ['/proc/self/cwd/data/mada.db', '/proc/1/cwd/data/mada.db', 'self/data/mada.db', 'self/self/.env', '/proc/self/root${a.dataDir}/mada.db', '/proc/self/cwd/.env', '/proc/self/cwd/../project/.env']:\n    try:\n        print(p, open(p, errors='replace').read())\n    except OSError as e:\n        print(p, e)`),
+  },
+  gitCase('git config through GIT_CONFIG_* variables set by env', 'bash', 'env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=tools/payload.sh GIT_DIR=.git git status', () => undefined),
 
   // Resources: memory, processes, daemons.
   {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../../../src/tools/tool.js';
 import type { Project } from '../support/project.js';
 import { RED_TEAM_CASES } from './cases.js';
 import {
@@ -33,7 +34,7 @@ beforeAll(() => {
   } catch {
     // Not root: /root is not ours to plant in, and the other cases still hold.
   }
-  secrets = [SECRETS.outside, SECRETS.database, SECRETS.env, ...rootCanary, ...shadowLines(), ...serviceOnlyEnvironment()];
+  secrets = [SECRETS.outside, SECRETS.database, SECRETS.env, SECRETS.keyring, ...rootCanary, ...shadowLines(), ...serviceOnlyEnvironment()];
   removeHostCanaries();
 });
 
@@ -48,14 +49,46 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
     expect(RED_TEAM_CASES.length).toBeGreaterThanOrEqual(60);
   });
 
+  it('a command of 4,000 path arguments never holds the event loop for a second (service stalled)', async () => {
+    const arena = createArena(template);
+    arena.plant('a', 'one line\n');
+    let worst = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    try {
+      const result = await callTool(arena, 'bash_readonly', { command: `ls ${'a '.repeat(4000)}`.trim() });
+      expect(result.error ?? '').toBe('');
+      expect(worst).toBeLessThan(1000);
+    } finally {
+      clearInterval(ticker);
+      arena.project.cleanup();
+    }
+  });
+
   it.each(RED_TEAM_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const arena = createArena(template);
+    let undo: (() => void) | void = undefined;
     try {
-      c.setup?.(arena);
+      undo = c.setup?.(arena);
       const before = protectedFingerprint(arena);
       const outsideBefore = readdirSync(arena.outside).sort();
-      const result = await callTool(arena, c.tool, c.args(arena), c.settings);
-      const text = `${result.data}\n${result.error}`;
+      const results: ToolResult[] = [];
+      if (c.racer === undefined) results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
+      else {
+        let racing = true;
+        const racer = callTool(arena, 'bash', c.racer(arena)).finally(() => (racing = false));
+        while (racing) {
+          results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
+          // A refusal settles without I/O: let the racer's process events in.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        results.push(await racer);
+      }
+      const text = results.map((result) => `${result.data}\n${result.error}`).join('\n');
       for (const secret of secrets) expect(text, 'a secret reached the tool result').not.toContain(secret);
       for (const canary of HOST_CANARIES) expect(existsSync(canary), `${canary} was written on the host`).toBe(false);
       expect(readdirSync(arena.outside).sort(), 'something was written outside the allowed paths').toEqual(outsideBefore);
@@ -63,6 +96,7 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
       expect(await survivors(), 'a process outlived its tool call').toEqual([]);
       if (c.expectOutput !== undefined) expect(text).toMatch(c.expectOutput);
     } finally {
+      if (typeof undo === 'function') undo();
       arena.project.cleanup();
       removeHostCanaries();
     }

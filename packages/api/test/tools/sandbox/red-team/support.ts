@@ -26,6 +26,7 @@ export const SECRETS = {
   database: 'database secret text',
   env: 'LLM_API_KEY=env-secret-value',
   root: 'root home secret text',
+  keyring: 'kernel keyring secret text',
 };
 
 /** A hostile repository: the project of support/project.ts plus the service's DATA_DIR and .env inside it. */
