@@ -70,7 +70,7 @@ describe.skipIf(unavailable !== undefined)('PostgreSQL stopped and started again
   afterAll(async () => {
     await t?.close();
     await server?.destroy();
-  });
+  }, 60_000);
 
   const call = async (method: string, path: string, body?: object) => {
     const response = await fetch(`${base}${path}`, {
