@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -161,6 +161,7 @@ const bench: Bench = async () => {
     workdir,
   ).catch(async (error: unknown) => {
     await model.close();
+    rmSync(workdir, { recursive: true, force: true });
     throw error;
   });
   const pid = service.child.pid!;
@@ -220,6 +221,8 @@ const bench: Bench = async () => {
     service.child.kill('SIGTERM');
     await service.exited;
     await model.close();
+    // The service's database and working directory: a few MB left behind by every run otherwise.
+    rmSync(workdir, { recursive: true, force: true });
   }
 };
 
