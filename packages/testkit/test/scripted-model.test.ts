@@ -216,6 +216,23 @@ describe('scripted model: misbehaviour', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(110);
   });
 
+  it('streams many pauses without piling listeners on the exchange (no MaxListeners warning)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const chunks = Array.from({ length: 30 }, (_, i) => [`t${i} `, scripted.pause(1)]).flat();
+      const runtime = await start([scripted.chunks(...chunks)]);
+      const lines = await ollamaLines(await post(runtime, OLLAMA, { messages: userMessage }));
+      expect(lines.map((line) => at(line, 'message', 'content')).join('')).toContain('t29 ');
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+
   it('holds a stream until the test releases it', async () => {
     let release = (): void => undefined;
     const runtime = await start([scripted.chunks('first', scripted.until(new Promise<void>((resolve) => (release = resolve))), 'second')]);

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import type { Db, DialectAdapter, PreparedStatement } from './dialect.js';
+import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
 import { framesWithIds, framesWithoutIds, pagesAfter } from './run-event-statements.js';
 import {
   ACTIVE_RUN_STATUSES,
@@ -29,6 +29,12 @@ export class DrizzleRunRepository implements RunRepository {
   private readonly t;
   /** The statements of every stored event and every follower's wake-up, built once (dialect.ts). */
   private readonly statements;
+  /**
+   * Every run's start and end (and each approval) changes its row: those statements are prepared
+   * once per shape instead of built by drizzle and prepared anew, which under load cost more than
+   * the statements themselves. Shapes come from the code, never from input, so they are few.
+   */
+  private readonly shaped = new Map<string, PreparedStatement<RunRecord[]>>();
 
   constructor(private readonly adapter: DialectAdapter) {
     this.t = adapter.tables;
@@ -46,11 +52,11 @@ export class DrizzleRunRepository implements RunRepository {
           .set({ idempotencyKey: null })
           .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey), lt(r.createdAt, options.idempotentSince)));
       }
-      const [created] = await tx
-        .insert(r)
-        .values({ ...fields, createdAt: now })
-        .onConflictDoNothing({ target: [r.userId, r.idempotencyKey] })
-        .returning();
+      const values: Record<string, unknown> = { ...fields, createdAt: now };
+      const insert = this.shapedStatement('insert', values, '', (set) => (db) =>
+        db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
+      );
+      const [created] = await insert(tx, withoutNulls(values));
       if (created) return { run: created, created: true };
       // Only a key collision skips the insert, and then the run holding the key is committed.
       const [existing] = await tx
@@ -96,16 +102,20 @@ export class DrizzleRunRepository implements RunRepository {
 
   async addUsage(id: string, delta: Partial<RunUsage>): Promise<void> {
     const r = this.t.runs;
-    await this.adapter.run((db) =>
+    const add = this.shapedStatement('usage', {}, '', () => (db) =>
       db
         .update(r)
         .set({
-          modelCalls: sql`${r.modelCalls} + ${delta.modelCalls ?? 0}`,
-          toolCalls: sql`${r.toolCalls} + ${delta.toolCalls ?? 0}`,
-          inputTokens: sql`${r.inputTokens} + ${delta.inputTokens ?? 0}`,
-          outputTokens: sql`${r.outputTokens} + ${delta.outputTokens ?? 0}`,
+          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
+          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
+          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
+          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
         })
-        .where(eq(r.id, id)),
+        .where(eq(r.id, sql.placeholder('id')))
+        .returning(),
+    );
+    await this.adapter.run((db) =>
+      add(db, { id, modelCalls: delta.modelCalls ?? 0, toolCalls: delta.toolCalls ?? 0, inputTokens: delta.inputTokens ?? 0, outputTokens: delta.outputTokens ?? 0 }),
     );
   }
 
@@ -196,12 +206,45 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   private async update(db: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
-    const r = this.t.runs;
-    const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
-    // An empty SET is not SQL; re-setting the id changes nothing and still returns the row.
-    const set = Object.keys(changes).length > 0 ? changes : { id };
-    const [row] = await db.update(r).set(set).where(target).returning();
+    const [row] = await this.runUpdate(changes, onlyIf, false)(db, { ...withoutNulls(changes), id });
     return row;
+  }
+
+  /** The UPDATE of `changes` on a run whose status is one of `onlyIf` (any when absent), optionally taking the next seq. */
+  private runUpdate(changes: RunChanges, onlyIf: readonly RunStatus[] | undefined, takeSeq: boolean): PreparedStatement<RunRecord[]> {
+    const r = this.t.runs;
+    return this.shapedStatement('update', changes, `${onlyIf?.join(',') ?? '*'}|${takeSeq}`, (set) => {
+      if (takeSeq) set.lastEventId = sql`${r.lastEventId} + 1`;
+      // An empty SET is not SQL; re-setting the id changes nothing and still returns the row.
+      if (Object.keys(set).length === 0) set.id = sql.placeholder('id');
+      const id = eq(r.id, sql.placeholder('id'));
+      const target = onlyIf ? and(id, inArray(r.status, [...onlyIf])) : id;
+      return (db) => db.update(r).set(set).where(target).returning();
+    });
+  }
+
+  /**
+   * The statement of one shape, prepared on first use: `fields` become placeholders named after
+   * them, except nulls, written into the SQL (a null would not pass a timestamp column's encoder).
+   * Call it with the fields without their nulls (withoutNulls).
+   */
+  private shapedStatement(
+    kind: string,
+    fields: Record<string, unknown>,
+    rest: string,
+    build: (set: Record<string, unknown>) => (db: Db) => PreparableQuery<RunRecord[]>,
+  ): PreparedStatement<RunRecord[]> {
+    const keys = Object.keys(fields)
+      .filter((key) => fields[key] !== undefined)
+      .sort();
+    const shape = `${kind}|${keys.map((key) => (fields[key] === null ? `${key}=null` : key)).join(',')}|${rest}`;
+    let statement = this.shaped.get(shape);
+    if (statement === undefined) {
+      const set = Object.fromEntries(keys.map((key) => [key, fields[key] === null ? null : sql.placeholder(key)]));
+      statement = this.adapter.prepared(`run_shape_${this.shaped.size}`, build(set));
+      this.shaped.set(shape, statement);
+    }
+    return statement;
   }
 
   private async append(
@@ -251,14 +294,13 @@ export class DrizzleRunRepository implements RunRepository {
   /** Increments the run's last_event_id (and applies `changes`): the common case, no changes while active, is prepared. */
   private takeSeq(tx: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord[]> {
     if (Object.keys(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
-    const r = this.t.runs;
-    const target = onlyIf ? and(eq(r.id, id), inArray(r.status, [...onlyIf])) : eq(r.id, id);
-    return tx
-      .update(r)
-      .set({ ...changes, lastEventId: sql`${r.lastEventId} + 1` })
-      .where(target)
-      .returning();
+    return this.runUpdate(changes, onlyIf, true)(tx, { ...withoutNulls(changes), id });
   }
+}
+
+/** The fields with a value: the values of a shaped statement, whose nulls are in its SQL. */
+function withoutNulls(fields: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined));
 }
 
 /** Placeholders stand for what changes from call to call; everything else is fixed in the SQL. */

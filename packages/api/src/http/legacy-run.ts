@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { RunRecord } from '../db/run-repository.js';
 import type { RunService } from '../runs/run-service.js';
+import { seenRun } from '../runs/follow-events.js';
 import { streamRunEvents } from './run-event-stream.js';
 
 export const RUN_ID_HEADER = 'x-run-id';
@@ -43,6 +44,7 @@ export async function streamLegacyRun(runs: RunService, reply: FastifyReply, run
     runId: run.id,
     after: 0,
     withIds: false,
+    seen: seenRun(run),
     onClientGone: () => runs.abandon(run.id),
     maxBacklogChars: LEGACY_MAX_BACKLOG_CHARS,
     ...(pingIntervalMs === undefined ? {} : { pingIntervalMs }),

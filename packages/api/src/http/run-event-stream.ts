@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { RunEventBus } from '../runs/event-bus.js';
-import { followRunEvents } from '../runs/follow-events.js';
+import { followRunEvents, type FollowOptions } from '../runs/follow-events.js';
 import type { RunRepository } from '../db/run-repository.js';
 import { SseStream } from './sse.js';
 
@@ -11,6 +11,8 @@ export interface RunEventStreamOptions {
   after: number;
   /** `id: <n>` lines for resumable streams; the legacy streams send `data:` lines only. */
   withIds: boolean;
+  /** The run as the route read it (FollowOptions.seen). */
+  seen?: FollowOptions['seen'];
   pingIntervalMs?: number;
   /** Called when the client goes away before the last frame (legacy streams cancel their run). */
   onClientGone?: () => void;
@@ -39,6 +41,7 @@ export async function streamRunEvents(reply: FastifyReply, options: RunEventStre
       runId: options.runId,
       after: options.after,
       withIds: options.withIds,
+      ...(options.seen ? { seen: options.seen } : {}),
       signal: stream.signal,
       deliver: (frames, lastSeq) => deliverWatched(reply, stream.sendRaw(frames), lastSeq, options),
     });

@@ -1,5 +1,5 @@
 import type { RunEventBus } from './event-bus.js';
-import { ACTIVE_RUN_STATUSES, EVENT_PAGE_CHARS, type EventFrames, type RunEventRecord, type RunRepository } from '../db/run-repository.js';
+import { ACTIVE_RUN_STATUSES, EVENT_PAGE_CHARS, type EventFrames, type RunEventRecord, type RunRecord, type RunRepository } from '../db/run-repository.js';
 /** Rows of the first page, before the size of the run's frames is known. */
 const FIRST_PAGE_ROWS = 100;
 /** Stored pages read at a time: a few reads for a long replay, a few hundred KiB held at most. */
@@ -22,7 +22,19 @@ export interface FollowOptions {
   deliver(frames: string, lastSeq: number): Promise<void>;
   /** Stops following (the client went away). */
   signal: AbortSignal;
+  /**
+   * The run as the caller read it before following (the route's ownership check): when it was
+   * active then, the first look at the store needs neither its stored pages (written only at its
+   * end) nor, when nothing is stored yet after `after`, its row.
+   */
+  seen?: { active: boolean; lastEventId: number };
 }
+
+/** What a follower may take from the run as read before following (FollowOptions.seen). */
+export const seenRun = (run: Pick<RunRecord, 'status' | 'lastEventId'>): NonNullable<FollowOptions['seen']> => ({
+  active: ACTIVE_RUN_STATUSES.includes(run.status),
+  lastEventId: run.lastEventId,
+});
 
 /**
  * Whether a page of frames ends with a run's final frame (`done` or `error`). Only the last frame
@@ -71,7 +83,9 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
   const { store, bus, runId, signal } = options;
   let last = options.after;
   let rows = FIRST_PAGE_ROWS;
-  let paged = options.withIds;
+  const seenActive = options.seen?.active === true;
+  let paged = options.withIds && !seenActive;
+  let firstLook = true;
   let wake: (() => void) | undefined;
   let pending = false;
   const carried = new CarriedEvents();
@@ -106,6 +120,7 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         await deliverInPieces(page, last, options.deliver);
         if (endsWithFinalFrame(page.text)) return;
         last = page.lastSeq;
+        firstLook = false;
         if (!handed) {
           const full = count === rows;
           rows = Math.min(MAX_PAGE_ROWS, Math.max(1, Math.floor((EVENT_PAGE_CHARS * count) / page.text.length)));
@@ -113,6 +128,12 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         }
         if (pending) continue;
         // Events came and the last one was not final: the run was active, and its end will be published.
+      } else if (firstLook && seenActive && last <= options.seen!.lastEventId) {
+        // Nothing after `after`, which is not past the run's last event when it was seen active: its
+        // end would have stored a final event after `after`, so it is still active, and its next
+        // event (its end included) is published to this subscription, made before the read.
+        firstLook = false;
+        if (pending) continue;
       } else {
         // Only a read that found nothing asks the store whether the run is still there.
         const run = await store.findRun(runId);

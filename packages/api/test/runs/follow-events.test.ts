@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ACTIVE_RUN_STATUSES, type RunEventRecord, type RunRepository } from '../../src/db/run-repository.js';
 import { LocalEventBus } from '../../src/runs/event-bus.js';
-import { followRunEvents } from '../../src/runs/follow-events.js';
+import { followRunEvents, seenRun } from '../../src/runs/follow-events.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 import { parseEventFrames } from '../support/run-events.js';
 
@@ -119,5 +119,59 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     await follower.finished;
 
     expect(seqs(follower.delivered)).toEqual([4, 5, 6, 7, 8]);
+  });
+
+  it('follows a run seen active without reading its pages or its row, and still ends with it', async () => {
+    const reads: string[] = [];
+    // The real store, with its reads counted.
+    const counted = new Proxy(runs, {
+      get: (target, name, receiver) => {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          reads.push(String(name));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const seen = seenRun((await runs.findRun(runId))!);
+    const delivered: number[] = [];
+    const finished = followRunEvents({
+      store: counted,
+      bus,
+      runId,
+      after: 0,
+      withIds: true,
+      seen,
+      signal: new AbortController().signal,
+      deliver: async (frames) => void delivered.push(...parseEventFrames(frames).map((frame) => frame.id)),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads).toEqual(['eventFramesAfter']);
+    await store(chunk(1), 'with event');
+    await store(DONE, 'with event');
+    await finished;
+    expect(delivered).toEqual([1, 2]);
+    expect(reads).not.toContain('findRun');
+    expect(reads).not.toContain('eventPagesAfter');
+  });
+
+  it('still asks for the run when the id it starts after is past what was seen', async () => {
+    await store(chunk(1), 'silent');
+    const seen = seenRun((await runs.findRun(runId))!);
+    // The run ends after it was seen, with its last event at the id the client asks to start after.
+    await store(DONE, 'silent');
+    const follower = followRunEvents({
+      store: runs,
+      bus,
+      runId,
+      after: 2,
+      withIds: true,
+      seen,
+      signal: new AbortController().signal,
+      deliver: async () => undefined,
+    });
+    // Without a look at the run's row this would wait for a signal that never comes.
+    await expect(Promise.race([follower.then(() => 'ended'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 2000))])).resolves.toBe('ended');
   });
 });

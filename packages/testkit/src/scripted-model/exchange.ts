@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { answerFor, type Answer } from './answer.js';
 import type { Frame, ProtocolWriter, WriteContext } from './protocols.js';
 import type { ExchangeOutcome } from './recording.js';
@@ -94,10 +93,27 @@ export class Exchange {
     if (!this.options.zeroLatency) await new Promise((resolve) => setImmediate(resolve));
   }
 
+  /**
+   * Waits for the pause or the hold, or until the client goes away. The abort listener is removed
+   * when the wait ends: a stream of many pauses would otherwise leave one behind per pause on the
+   * same signal (Node warned past ten, and each add walks the listeners already there).
+   */
   private async wait(frame: Exclude<Frame, string>): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.gone.signal.addEventListener('abort', () => resolve(), { once: true }));
-    const waited = 'until' in frame ? frame.until.then(noop, noop) : sleep(frame.pauseMs, undefined, { signal: this.gone.signal }).catch(noop);
-    await Promise.race([waited, closed]);
+    const signal = this.gone.signal;
+    if (signal.aborted) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const closed = new Promise<void>((resolve) => {
+      onAbort = resolve;
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    const waited = 'until' in frame ? frame.until.then(noop, noop) : new Promise<void>((resolve) => (timer = setTimeout(resolve, frame.pauseMs)));
+    try {
+      await Promise.race([waited, closed]);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort!);
+    }
   }
 
   private async drop(chunks: readonly string[], context: WriteContext, stream: boolean): Promise<void> {
