@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointService } from '../packages/api/src/checkpoints/checkpoint-service.js';
-import { medianMs, result, type Bench } from './harness.js';
+import { interleavedMediansMs, result, type Bench } from './harness.js';
 
 const FILES = 20_000;
 const PER_DIR = 100;
@@ -38,13 +38,18 @@ const bench: Bench = async () => {
   try {
     // The first snapshot of a working directory hashes every file; later ones reuse the stat cache.
     await checkpoints.forRun('warm-up', tree).beforeModify();
-    const statusMs = await medianMs(() => git(['status', '--porcelain']), 9, 2);
-    const runMs = await medianMs(async () => {
-      const checkpoint = checkpoints.forRun(`run-${n++}`, tree);
-      await checkpoint.beforeModify();
-      writeFileSync(changed, `export const value0 = ${n};\n`);
-      await checkpoint.finish();
-    }, 9, 2);
+    // In turns, so that both see the same load on a shared machine.
+    const { baselineMs: statusMs, subjectMs: runMs } = await interleavedMediansMs(
+      () => git(['status', '--porcelain']),
+      async () => {
+        const checkpoint = checkpoints.forRun(`run-${n++}`, tree);
+        await checkpoint.beforeModify();
+        writeFileSync(changed, `export const value0 = ${n};\n`);
+        await checkpoint.finish();
+      },
+      15,
+      3,
+    );
     return [
       result(
         `checkpoint cost of a run changing 1 file in a ${FILES}-file working directory (both snapshots)`,
