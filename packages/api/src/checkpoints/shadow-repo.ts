@@ -217,7 +217,7 @@ export class ShadowRepo {
     const files: string[] = [];
     const prefix = `${this.workingDir}/`;
     for (const dir of dirs) {
-      await walkFiles(join(this.workingDir, fromBytes(dir)), new AbortController().signal, (path) => {
+      await walkFiles(join(this.workingDir, fromBytes(dir.slice(0, -1))), new AbortController().signal, (path) => {
         if (path.startsWith(prefix)) files.push(asBytes(path.slice(prefix.length)));
       });
     }
