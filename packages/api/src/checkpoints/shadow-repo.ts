@@ -160,7 +160,9 @@ export class ShadowRepo {
     const rulesChanged = await this.applyRules(rules, limits.maxFileBytes);
     const [report, head] = await Promise.all([this.git(STATUS).then((result) => parseStatus(result.stdout)), this.head()]);
     const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
-    const update = await this.sortOut(report.changed, found, rules, limits.maxFileBytes);
+    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found]);
+    const update = await this.sortOut(report.changed, found, (path) => rules.hides(path) || nowIgnored.has(path), limits.maxFileBytes);
+    update.drop = [...new Set([...update.drop, ...nowIgnored])];
     if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
     if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
     const unchanged = !rulesChanged && !report.indexMoved && update.add.length === 0 && update.drop.length === 0;
@@ -229,7 +231,7 @@ export class ShadowRepo {
    * the size limit are hashed into the index; anything else that the index holds (gone, too large,
    * now a link or a directory, reached through a link, hidden by the service's rules) leaves it.
    */
-  private async sortOut(changed: readonly string[], untracked: readonly string[], rules: SnapshotRules, maxFileBytes: number): Promise<IndexUpdate> {
+  private async sortOut(changed: readonly string[], untracked: readonly string[], hidden: (path: string) => boolean, maxFileBytes: number): Promise<IndexUpdate> {
     const update: IndexUpdate = { add: [], drop: [], skipped: [] };
     const visible: { path: string; tracked: boolean }[] = [];
     for (const [list, tracked] of [
@@ -237,7 +239,7 @@ export class ShadowRepo {
       [untracked, false],
     ] as const) {
       for (const path of list) {
-        if (!rules.hides(path)) visible.push({ path, tracked });
+        if (!hidden(path)) visible.push({ path, tracked });
         else if (tracked) update.drop.push(path);
       }
     }
@@ -254,6 +256,16 @@ export class ShadowRepo {
       } else if (tracked) update.drop.push(path);
     });
     return update;
+  }
+
+  /**
+   * When an ignore file changed, the files the index holds that its rules now cover: they leave
+   * the snapshot, as they leave glob_files' listing (git itself would keep tracking them).
+   */
+  private async trackedButIgnored(reported: readonly string[]): Promise<Set<string>> {
+    if (!reported.some((path) => path === '.gitignore' || path.endsWith('/.gitignore'))) return new Set();
+    const { stdout } = await this.git(['ls-files', '-z', '--cached', '--ignored', '--exclude-standard']);
+    return new Set(nulFields(stdout, 'latin1'));
   }
 
   /** The parent directories, among those of `paths`, reached without a symbolic link (git refuses the others). */

@@ -146,3 +146,17 @@ describe('what a snapshot holds', () => {
     expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'elsewhere/a.ts': 'other\n' });
   });
 });
+
+describe('an ignore file that changes', () => {
+  it('lets the files it now covers leave the snapshot, and those it frees enter it', async () => {
+    mkdirSync(join(workingDir, 'out'));
+    writeFileSync(join(workingDir, 'out', 'app.js'), 'built\n');
+    writeFileSync(join(workingDir, 'debug.log'), 'log\n');
+    writeFileSync(join(workingDir, 'main.ts'), 'main\n');
+    writeFileSync(join(workingDir, '.gitignore'), '*.log\n');
+    const repo = shadow();
+    expect(Object.keys(contents((await repo.snapshot(limits())).tree)).sort()).toEqual(['.gitignore', 'main.ts', 'out/app.js']);
+    writeFileSync(join(workingDir, '.gitignore'), 'out/\n');
+    expect(Object.keys(contents((await repo.snapshot(limits())).tree)).sort()).toEqual(['.gitignore', 'debug.log', 'main.ts']);
+  });
+});
