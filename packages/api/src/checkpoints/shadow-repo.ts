@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { walkFiles } from '../tools/search/walk.js';
 import { nulFields, runGit, type GitTarget } from './git.js';
 import { writeCommit, writeRef } from './loose-store.js';
+import { outerIgnoreLines } from './outer-ignores.js';
 import { asBytes, SnapshotRules } from './snapshot-rules.js';
 
 /**
@@ -195,18 +196,20 @@ export class ShadowRepo {
    * True when they changed.
    */
   private async applyRules(rules: SnapshotRules, maxFileBytes: number): Promise<boolean> {
-    const excludeText = rules.excludeFile();
+    const excludeText = rules.excludeFile(await outerIgnoreLines(this.workingDir));
     const [lastLimit, lastExclude] = await Promise.all([
       readFile(this.limitFile, 'utf8').catch(() => undefined),
       readFile(this.excludeFile, 'latin1').catch(() => undefined),
     ]);
     if (lastLimit === String(maxFileBytes) && lastExclude === excludeText) return false;
-    const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
-    const stats = await statsOf(indexed.map((path) => this.absolute(path)));
-    const drop = indexed.filter((path, i) => rules.hides(path) || (stats[i]?.size ?? 0) > maxFileBytes);
-    if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
-    // Written last: a snapshot interrupted before this point does the whole pass again.
+    // The limit file goes first and comes back last: a pass interrupted in between is done again.
+    await rm(this.limitFile, { force: true });
     await writeFile(this.excludeFile, excludeText, 'latin1');
+    const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
+    const ignored = await this.ignoredInIndex();
+    const stats = await statsOf(indexed.map((path) => this.absolute(path)));
+    const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
+    if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
     await writeFile(this.limitFile, String(maxFileBytes));
     return true;
   }
@@ -264,6 +267,10 @@ export class ShadowRepo {
    */
   private async trackedButIgnored(reported: readonly string[]): Promise<Set<string>> {
     if (!reported.some((path) => path === '.gitignore' || path.endsWith('/.gitignore'))) return new Set();
+    return this.ignoredInIndex();
+  }
+
+  private async ignoredInIndex(): Promise<Set<string>> {
     const { stdout } = await this.git(['ls-files', '-z', '--cached', '--ignored', '--exclude-standard']);
     return new Set(nulFields(stdout, 'latin1'));
   }

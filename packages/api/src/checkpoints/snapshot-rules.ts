@@ -28,13 +28,14 @@ export class SnapshotRules {
   }
 
   /**
-   * The same rules as the shadow repository's `info/exclude`, so git does not even walk those
-   * directories. Only a shortcut: a `.gitignore` in the working directory outranks that file and
+   * The shadow repository's `info/exclude`: the outer ignore rules (see outer-ignores.ts), then
+   * the same rules as `hides`, so git does not even walk those directories. For those only a
+   * shortcut: a `.gitignore` in the working directory outranks that file and
    * can re-include them, so what git lists still goes through `hides`.
    */
-  excludeFile(): string {
-    const lines = ['# Written by mada: never snapshotted, whatever the working directory says.'];
-    lines.push(...DEFAULT_IGNORED_DIRS.map((name) => `${name}/`));
+  excludeFile(outerIgnoreLines: readonly string[]): string {
+    const lines = ['# Written by mada. The .gitignore rules of directories above the working directory:', ...outerIgnoreLines];
+    lines.push('# Never snapshotted, whatever the working directory says:', ...DEFAULT_IGNORED_DIRS.map((name) => `${name}/`));
     for (const dir of this.excluded) {
       if (dir === '') lines.push('/*');
       else if (!dir.includes('\n')) lines.push(`/${escapePattern(dir)}`);

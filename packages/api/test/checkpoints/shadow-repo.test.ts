@@ -160,3 +160,24 @@ describe('an ignore file that changes', () => {
     expect(Object.keys(contents((await repo.snapshot(limits())).tree)).sort()).toEqual(['.gitignore', 'debug.log', 'main.ts']);
   });
 });
+
+describe('a working directory inside a repository', () => {
+  it('follows the .gitignore rules of the directories above it, up to the repository', async () => {
+    // workingDir is the repository; the snapshot is of its subdirectory app/.
+    mkdirSync(join(workingDir, '.git'));
+    writeFileSync(join(workingDir, '.gitignore'), '*.log\n/app/gen/\n/other/\n!keep.log\n');
+    const app = join(workingDir, 'app');
+    mkdirSync(join(app, 'gen'), { recursive: true });
+    mkdirSync(join(app, 'other'));
+    writeFileSync(join(app, 'main.ts'), 'main\n');
+    writeFileSync(join(app, 'debug.log'), 'log\n');
+    writeFileSync(join(app, 'keep.log'), 'kept\n');
+    writeFileSync(join(app, 'gen', 'out.ts'), 'generated\n');
+    writeFileSync(join(app, 'other', 'x.ts'), 'x\n');
+    const repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(root, app), workTree: app });
+    const { tree } = await repo.snapshot(limits());
+    const gitDir = ShadowRepo.gitDirFor(root, app);
+    const paths = execFileSync('git', ['--git-dir', gitDir, 'ls-tree', '-r', '--name-only', tree], { encoding: 'utf8' }).trim().split('\n');
+    expect(paths.sort()).toEqual(['keep.log', 'main.ts', 'other/x.ts']);
+  });
+});
