@@ -167,7 +167,7 @@ export class CheckpointService {
           refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped })]);
         }
         refs.push([`${refsOf(runId)}${label}`, snapshot.tree]);
-        await repo.record(refs);
+        repo.record(refs);
         return true;
       });
     } catch (error) {
@@ -185,7 +185,7 @@ export class CheckpointService {
   }
 
   private async writeMeta(repo: ShadowRepo, runId: string, meta: RunMeta): Promise<void> {
-    await repo.record([[`${refsOf(runId)}meta`, await this.metaBlob(repo, meta)]]);
+    repo.record([[`${refsOf(runId)}meta`, await this.metaBlob(repo, meta)]]);
   }
 
   private async metaBlob(repo: ShadowRepo, meta: RunMeta): Promise<string> {

@@ -1,4 +1,4 @@
-import { access, readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { asBytes } from './snapshot-rules.js';
 
@@ -10,13 +10,13 @@ import { asBytes } from './snapshot-rules.js';
  * it names a path inside the working directory by its literal prefix, rewritten from there; any
  * other rule cannot match below and is left out. Outer files come first: deeper ones win.
  */
-export async function outerIgnoreLines(workingDir: string): Promise<string[]> {
-  if (await exists(join(workingDir, '.git'))) return [];
+export function outerIgnoreLines(workingDir: string): string[] {
+  if (existsSync(join(workingDir, '.git'))) return [];
   const files: { dir: string; text: string }[] = [];
   for (let dir = dirname(workingDir); ; dir = dirname(dir)) {
-    const text = await readFile(join(dir, '.gitignore'), 'latin1').catch(() => undefined);
+    const text = readIgnoreFile(join(dir, '.gitignore'));
     if (text !== undefined) files.unshift({ dir, text });
-    if (dir === dirname(dir) || (await exists(join(dir, '.git')))) break;
+    if (dir === dirname(dir) || existsSync(join(dir, '.git'))) break;
   }
   return files.flatMap(({ dir, text }) => {
     const prefix = `${asBytes(relative(dir, workingDir).split(sep).join('/'))}/`;
@@ -37,8 +37,15 @@ function translate(raw: string, prefix: string): string | undefined {
   return `${negated ? '!' : ''}/${pattern.slice(prefix.length)}${dirOnly ? '/' : ''}`;
 }
 
-const exists = (path: string): Promise<boolean> =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
+/**
+ * Read synchronously, like the rest of a snapshot's bookkeeping, so one over 1 MiB is not read:
+ * the directory above a working directory may still belong to the repository an attacker wrote.
+ */
+function readIgnoreFile(path: string): string | undefined {
+  try {
+    const text = readFileSync(path, 'latin1');
+    return text.length <= 1024 * 1024 ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, type Stats } from 'node:fs';
-import { mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstatSync, readFileSync, writeFileSync, type Stats } from 'node:fs';
+import { mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { join } from 'node:path';
 import { walkFiles } from '../tools/search/walk.js';
@@ -159,7 +159,8 @@ export class ShadowRepo {
     await this.ensure();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
     const rulesChanged = await this.applyRules(rules, limits.maxFileBytes);
-    const [report, head] = await Promise.all([this.git(STATUS).then((result) => parseStatus(result.stdout)), this.head()]);
+    const head = this.head();
+    const report = parseStatus((await this.git(STATUS)).stdout);
     const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
     const nowIgnored = await this.trackedButIgnored([...report.changed, ...found]);
     const update = await this.sortOut(report.changed, found, (path) => rules.hides(path) || nowIgnored.has(path), limits.maxFileBytes);
@@ -169,12 +170,12 @@ export class ShadowRepo {
     const unchanged = !rulesChanged && !report.indexMoved && update.add.length === 0 && update.drop.length === 0;
     const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
     const skipped = update.skipped.map(fromBytes).sort();
-    return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: await this.commitOf(tree) };
+    return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
   }
 
   /** Points each ref at its object, in the order given (a run's snapshot ref last, once all else is in place). */
-  async record(refs: readonly (readonly [name: string, id: string])[]): Promise<void> {
-    for (const [name, id] of refs) await writeRef(this.target.gitDir, name, id);
+  record(refs: readonly (readonly [name: string, id: string])[]): void {
+    for (const [name, id] of refs) writeRef(this.target.gitDir, name, id);
   }
 
   private get limitFile(): string {
@@ -196,21 +197,18 @@ export class ShadowRepo {
    * True when they changed.
    */
   private async applyRules(rules: SnapshotRules, maxFileBytes: number): Promise<boolean> {
-    const excludeText = rules.excludeFile(await outerIgnoreLines(this.workingDir));
-    const [lastLimit, lastExclude] = await Promise.all([
-      readFile(this.limitFile, 'utf8').catch(() => undefined),
-      readFile(this.excludeFile, 'latin1').catch(() => undefined),
-    ]);
+    const excludeText = rules.excludeFile(outerIgnoreLines(this.workingDir));
+    const [lastLimit, lastExclude] = [readSmallFile(this.limitFile, 'utf8'), readSmallFile(this.excludeFile, 'latin1')];
     if (lastLimit === String(maxFileBytes) && lastExclude === excludeText) return false;
     // The limit file goes first and comes back last: a pass interrupted in between is done again.
     await rm(this.limitFile, { force: true });
-    await writeFile(this.excludeFile, excludeText, 'latin1');
+    writeFileSync(this.excludeFile, excludeText, 'latin1');
     const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
     const ignored = await this.ignoredInIndex();
     const stats = await statsOf(indexed.map((path) => this.absolute(path)));
     const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
     if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
-    await writeFile(this.limitFile, String(maxFileBytes));
+    writeFileSync(this.limitFile, String(maxFileBytes));
     return true;
   }
 
@@ -292,19 +290,17 @@ export class ShadowRepo {
   }
 
   /** HEAD's commit and its tree, when HEAD is still where the last snapshot pointed it. */
-  private async head(): Promise<{ commit: string; tree: string } | undefined> {
-    const [head, recorded] = await Promise.all([
-      readFile(join(this.target.gitDir, 'HEAD'), 'utf8').catch(() => ''),
-      readFile(this.headFile, 'utf8').catch(() => ''),
-    ]);
+  private head(): { commit: string; tree: string } | undefined {
+    const head = readSmallFile(join(this.target.gitDir, 'HEAD'), 'utf8') ?? '';
+    const recorded = readSmallFile(this.headFile, 'utf8') ?? '';
     const [commit = '', tree = ''] = recorded.trim().split(' ');
     return commit !== '' && head.trim() === commit ? { commit, tree } : undefined;
   }
 
   /** A commit of `tree`, remembered as the one HEAD is about to be on. */
-  private async commitOf(tree: string): Promise<string> {
-    const commit = await writeCommit(this.target.gitDir, tree);
-    await writeFile(this.headFile, `${commit} ${tree}\n`);
+  private commitOf(tree: string): string {
+    const commit = writeCommit(this.target.gitDir, tree);
+    writeFileSync(this.headFile, `${commit} ${tree}\n`);
     return commit;
   }
 
@@ -314,6 +310,18 @@ export class ShadowRepo {
 
   private pathList(paths: readonly string[]): Buffer {
     return Buffer.from(paths.join('\0') + '\0', 'latin1');
+  }
+}
+
+/**
+ * A file of the shadow repository's own (a few bytes to a few hundred), read synchronously: a
+ * tenth of the cost of the asynchronous call. Undefined when it is missing.
+ */
+export function readSmallFile(path: string, encoding: 'utf8' | 'latin1'): string | undefined {
+  try {
+    return readFileSync(path, encoding);
+  } catch {
+    return undefined;
   }
 }
 
