@@ -36,7 +36,7 @@ const bench: Bench = async () => {
   const changed = join(tree, 'pkg0', 'mod0', 'file0.ts');
   let n = 0;
   try {
-    // The first snapshot of a working directory hashes every file; later ones reuse the stat cache.
+    // The first snapshot of a working directory hashes every file; later ones reuse git's caches.
     await checkpoints.forRun('warm-up', tree).beforeModify();
     // In turns, so that both see the same load on a shared machine.
     const { baselineMs: statusMs, subjectMs: runMs } = await interleavedMediansMs(
@@ -47,7 +47,7 @@ const bench: Bench = async () => {
         writeFileSync(changed, `export const value0 = ${n};\n`);
         await checkpoint.finish();
       },
-      15,
+      31,
       3,
     );
     return [
@@ -57,7 +57,7 @@ const bench: Bench = async () => {
         statusMs,
         runMs,
         2,
-        'Both snapshots: walk with the glob_files rules, git update-index (stat cache) and write-tree, twice.',
+        "Both snapshots: git status on the shadow index (stat and untracked caches), then update-index and write-tree for what changed.",
       ),
     ];
   } finally {
