@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, readFileSync, writeFileSync, type Stats } from 'node:fs';
+import { lstatSync, readFileSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -192,16 +192,16 @@ export class ShadowRepo {
   }
 
   /**
-   * When the size limit (CHECKPOINT_MAX_FILE_BYTES may change between starts) or the excluded
-   * paths changed since the last snapshot, drops from the index every file they now leave out.
-   * True when they changed.
+   * When the size limit (CHECKPOINT_MAX_FILE_BYTES may change between starts), the excluded paths
+   * or the ignore rules above the working directory changed since the last snapshot, drops from
+   * the index every file they now leave out. True when they changed.
    */
   private async applyRules(rules: SnapshotRules, maxFileBytes: number): Promise<boolean> {
     const excludeText = rules.excludeFile(outerIgnoreLines(this.workingDir));
     const [lastLimit, lastExclude] = [readSmallFile(this.limitFile, 'utf8'), readSmallFile(this.excludeFile, 'latin1')];
     if (lastLimit === String(maxFileBytes) && lastExclude === excludeText) return false;
     // The limit file goes first and comes back last: a pass interrupted in between is done again.
-    await rm(this.limitFile, { force: true });
+    rmSync(this.limitFile, { force: true });
     writeFileSync(this.excludeFile, excludeText, 'latin1');
     const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
     const ignored = await this.ignoredInIndex();
