@@ -65,7 +65,7 @@ function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
 }
 
 /** Longest a shadow git command may take (a 20,000-file snapshot takes well under a second). */
-const GIT_TIMEOUT_MS = 300_000;
+export const GIT_TIMEOUT_MS = 300_000;
 
 export function runGit(target: GitTarget, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {

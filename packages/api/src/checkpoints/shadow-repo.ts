@@ -4,7 +4,7 @@ import { mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { join } from 'node:path';
 import { walkFiles } from '../tools/search/walk.js';
-import { nulFields, runGit, type GitTarget } from './git.js';
+import { GIT_TIMEOUT_MS, nulFields, runGit, type GitTarget } from './git.js';
 import { writeCommit, writeRef } from './loose-store.js';
 import { outerIgnoreLines } from './outer-ignores.js';
 import { asBytes, SnapshotRules } from './snapshot-rules.js';
@@ -157,6 +157,7 @@ export class ShadowRepo {
    */
   async snapshot(limits: SnapshotLimits): Promise<Snapshot> {
     await this.ensure();
+    this.removeStaleIndexLock();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
     const rulesChanged = await this.applyRules(rules, limits.maxFileBytes);
     const head = this.head();
@@ -171,6 +172,17 @@ export class ShadowRepo {
     const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
     const skipped = update.skipped.map(fromBytes).sort();
     return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+  }
+
+  /**
+   * `status` takes the index lock to write back what it refreshed; a service killed meanwhile
+   * leaves the lock behind, and every later update of the index would fail. No git process of the
+   * service lives longer than GIT_TIMEOUT_MS, so an older lock belongs to none.
+   */
+  private removeStaleIndexLock(): void {
+    const lock = join(this.target.gitDir, 'index.lock');
+    const stats = lstatSync(lock, { throwIfNoEntry: false });
+    if (stats && Date.now() - stats.mtimeMs > 2 * GIT_TIMEOUT_MS) rmSync(lock, { force: true });
   }
 
   /** Points each ref at its object, in the order given (a run's snapshot ref last, once all else is in place). */

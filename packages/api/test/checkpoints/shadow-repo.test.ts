@@ -181,3 +181,17 @@ describe('a working directory inside a repository', () => {
     expect(paths.sort()).toEqual(['keep.log', 'main.ts', 'other/x.ts']);
   });
 });
+
+describe('a service killed while git held the index lock', () => {
+  it('leaves a lock that later snapshots remove once it is older than any git it runs', async () => {
+    writeFileSync(join(workingDir, 'a.txt'), 'one\n');
+    const repo = shadow();
+    await repo.snapshot(limits());
+    const lock = join(ShadowRepo.gitDirFor(root, workingDir), 'index.lock');
+    writeFileSync(lock, '');
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(lock, hourAgo, hourAgo);
+    writeFileSync(join(workingDir, 'a.txt'), 'two\n');
+    expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'a.txt': 'two\n' });
+  });
+});
