@@ -159,10 +159,15 @@ export class CheckpointService {
       return await this.locked(repo, async () => {
         await repo.ensure();
         const snapshot = await repo.snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
-        const meta = (await this.readRefs(repo, runId)).meta;
-        const skipped = [...new Set([...meta.skipped, ...snapshot.skipped])].sort();
-        await this.writeMeta(repo, runId, { ...meta, skipped });
-        await repo.git(['update-ref', `${refsOf(runId)}${label}`, snapshot.tree]);
+        const refs: [string, string][] = snapshot.head ? [['HEAD', snapshot.head]] : [];
+        // Nothing left out adds nothing to the run's list: a missing meta reads as an empty one.
+        if (snapshot.skipped.length > 0) {
+          const meta = (await this.readRefs(repo, runId)).meta;
+          const skipped = [...new Set([...meta.skipped, ...snapshot.skipped])].sort();
+          refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped })]);
+        }
+        refs.push([`${refsOf(runId)}${label}`, snapshot.tree]);
+        repo.record(refs);
         return true;
       });
     } catch (error) {
@@ -180,8 +185,12 @@ export class CheckpointService {
   }
 
   private async writeMeta(repo: ShadowRepo, runId: string, meta: RunMeta): Promise<void> {
+    repo.record([[`${refsOf(runId)}meta`, await this.metaBlob(repo, meta)]]);
+  }
+
+  private async metaBlob(repo: ShadowRepo, meta: RunMeta): Promise<string> {
     const { stdout } = await repo.git(['hash-object', '-w', '--stdin'], { input: JSON.stringify(meta) });
-    await repo.git(['update-ref', `${refsOf(runId)}meta`, stdout.toString('utf8').trim()]);
+    return stdout.toString('utf8').trim();
   }
 
   private async readRefs(repo: ShadowRepo, runId: string): Promise<RunRefs> {

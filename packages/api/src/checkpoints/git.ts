@@ -34,7 +34,6 @@ export class GitError extends Error {
 const SAFE_CONFIG = [
   '-c', 'core.hooksPath=/dev/null',
   '-c', 'core.fsmonitor=false',
-  '-c', 'core.untrackedCache=false',
   '-c', 'core.attributesFile=/dev/null',
   '-c', 'core.excludesFile=/dev/null',
   '-c', 'core.sshCommand=false',
@@ -56,7 +55,8 @@ function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_ATTR_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
-    GIT_OPTIONAL_LOCKS: '0',
+    // Optional locks stay on: `status` writes back the stats it refreshed and its untracked cache,
+    // which is what makes the next snapshot cheap. Work on one shadow repository is serialized.
     GIT_AUTHOR_NAME: 'mada',
     GIT_AUTHOR_EMAIL: 'mada@localhost',
     GIT_COMMITTER_NAME: 'mada',
@@ -65,7 +65,7 @@ function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
 }
 
 /** Longest a shadow git command may take (a 20,000-file snapshot takes well under a second). */
-const GIT_TIMEOUT_MS = 300_000;
+export const GIT_TIMEOUT_MS = 300_000;
 
 export function runGit(target: GitTarget, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
@@ -107,9 +107,12 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
   });
 }
 
-/** NUL-separated output (`-z`) as its fields, without the empty one after the last NUL. */
-export function nulFields(output: Buffer): string[] {
-  const fields = output.toString('utf8').split('\0');
+/**
+ * NUL-separated output (`-z`) as its fields, without the empty one after the last NUL. `latin1`
+ * keeps every byte of a path that is not UTF-8, so it can be handed back to git or the file system.
+ */
+export function nulFields(output: Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string[] {
+  const fields = output.toString(encoding).split('\0');
   if (fields.at(-1) === '') fields.pop();
   return fields;
 }

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { lstatSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstatSync, readFileSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { walkFiles } from '../tools/search/walk.js';
-import { nulFields, runGit, type GitTarget } from './git.js';
+import { GIT_TIMEOUT_MS, nulFields, runGit, type GitTarget } from './git.js';
+import { writeCommit, writeRef } from './loose-store.js';
+import { outerIgnoreLines } from './outer-ignores.js';
+import { asBytes, SnapshotRules } from './snapshot-rules.js';
 
 /**
  * Attributes that win over any `.gitattributes` in the working directory ($GIT_DIR/info/attributes
@@ -12,10 +15,44 @@ import { nulFields, runGit, type GitTarget } from './git.js';
  */
 const INFO_ATTRIBUTES = '* -text -filter -ident -working-tree-encoding -eol\n';
 
-/** What one snapshot left out: files over CHECKPOINT_MAX_FILE_BYTES. */
+/** The shadow repository's config, all of it written by the service. */
+const CONFIG: readonly (readonly [string, string])[] = [
+  ['core.bare', 'false'],
+  ['core.logAllRefUpdates', 'false'],
+  ['core.fileMode', 'true'],
+  ['core.symlinks', 'true'],
+  // A file rewritten and given its old mtime back still has a new ctime: the stat cache sees it.
+  ['core.trustctime', 'true'],
+  // `status` reads again only the directories whose stats changed since the last snapshot, and
+  // lists the files of new directories one by one.
+  ['core.untrackedCache', 'true'],
+  ['status.showUntrackedFiles', 'all'],
+  // Each update writes only the entries it changed, not the whole index (2 MB for 20,000 files,
+  // checksummed on every write); a shared index that is replaced is deleted at once.
+  ['core.splitIndex', 'true'],
+  ['splitIndex.sharedIndexExpire', 'now'],
+  ['gc.auto', '0'],
+  ['gc.reflogExpire', 'now'],
+];
+
+/**
+ * What changed in the working directory since the last snapshot, as git's stat cache and untracked
+ * cache tell it: one pass that costs about what `git status` costs in the user's own repository.
+ * Submodules are never entered (the shadow index holds none, and a nested repository's config
+ * must not be read).
+ */
+const STATUS = ['status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules=all', '--no-renames'];
+
+/** One snapshot: its tree and the files left out for their size. */
 export interface Snapshot {
   tree: string;
   skipped: string[];
+  /**
+   * A commit of `tree` for HEAD, when HEAD is not on one yet: the caller records it with its own
+   * refs (`record`). HEAD is what `status` compares the index with; until it follows, the next
+   * snapshot merely writes the tree again.
+   */
+  head?: string;
 }
 
 export interface SnapshotLimits {
@@ -24,6 +61,37 @@ export interface SnapshotLimits {
 }
 
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** What `status` reported, paths as byte strings. */
+interface StatusReport {
+  /** Files in the index that differ from the working directory (changed, deleted, type changed). */
+  changed: string[];
+  untracked: string[];
+  /** Untracked directories git did not enter because they hold a repository of their own (`dir/`). */
+  nested: string[];
+  /** The index differs from HEAD: a snapshot was interrupted before HEAD followed it. */
+  indexMoved: boolean;
+}
+
+function parseStatus(output: Buffer): StatusReport {
+  const report: StatusReport = { changed: [], untracked: [], nested: [], indexMoved: false };
+  for (const record of nulFields(output, 'latin1')) {
+    const [staged, unstaged, path] = [record[0], record[1], record.slice(3)];
+    if (staged === '?') (path.endsWith('/') ? report.nested : report.untracked).push(path);
+    else {
+      if (staged !== ' ') report.indexMoved = true;
+      if (unstaged !== ' ') report.changed.push(path);
+    }
+  }
+  return report;
+}
+
+/** How the index follows the working directory: paths to (re)hash, paths to drop, files too large. */
+interface IndexUpdate {
+  add: string[];
+  drop: string[];
+  skipped: string[];
+}
 
 /** The shadow repository of one working directory, under `<root>/<digest of the path>.git`. */
 export class ShadowRepo {
@@ -72,16 +140,7 @@ export class ShadowRepo {
         if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       });
     }
-    for (const [key, value] of [
-      ['core.bare', 'false'],
-      ['core.logAllRefUpdates', 'false'],
-      ['core.fileMode', 'true'],
-      ['core.symlinks', 'true'],
-      ['gc.auto', '0'],
-      ['gc.reflogExpire', 'now'],
-    ] as const) {
-      await this.git(['config', key, value]);
-    }
+    for (const [key, value] of CONFIG) await this.git(['config', key, value]);
     await mkdir(join(gitDir, 'info'), { recursive: true });
     await writeFile(join(gitDir, 'info', 'attributes'), INFO_ATTRIBUTES);
   }
@@ -91,87 +150,210 @@ export class ShadowRepo {
   }
 
   /**
-   * Records the working directory as a tree: the files glob_files would list, except those over
-   * `maxFileBytes`. Only what changed since the last snapshot is handed to git: files new to the
-   * listing, files git finds changed against the index's cached stats, files gone. The listing
-   * and git's two reads run at once. A file that vanishes meanwhile simply drops out.
+   * Records the working directory as a tree: its files under git's ignore rules and the service's
+   * own (SnapshotRules), except those over `maxFileBytes`. git's stat and untracked caches say what
+   * changed since the last snapshot; only those paths are looked at, and hashed. A file that
+   * vanishes meanwhile simply drops out.
    */
   async snapshot(limits: SnapshotLimits): Promise<Snapshot> {
     await this.ensure();
-    const sameLimit = await this.limitUnchanged(limits.maxFileBytes);
-    const [listed, indexed, changed] = await Promise.all([
-      this.listFiles(limits.excludedPaths),
-      this.git(['ls-files', '-z']).then((result) => nulFields(result.stdout)),
-      this.git(['diff-files', '--name-only', '-z']).then((result) => nulFields(result.stdout)),
-    ]);
-    const inIndex = new Set(indexed);
-    // With a new size limit every listed file is measured again; otherwise a tracked file that git
-    // finds unchanged was under the limit when it was added.
-    const candidates = sameLimit ? [...listed].filter((path) => !inIndex.has(path)).concat(changed.filter((path) => listed.has(path))) : [...listed];
-    const { included, skipped } = await this.bySize(candidates, limits.maxFileBytes);
-    // A tracked file that grew past the limit leaves the index through --force-remove alone:
-    // with --add it would be hashed first, for nothing.
-    const tooLarge = skipped.filter((path) => inIndex.has(path));
-    // A file gone from the listing leaves through --force-remove too: with --remove git looks at
-    // the path again, and a directory the run replaced by a symlink makes it fail the snapshot
-    // ("beyond a symbolic link"), which would leave the run without a checkpoint to revert.
-    const leaving = [...tooLarge, ...indexed.filter((path) => !listed.has(path))];
-    if (included.length > 0) await this.git(['update-index', '--add', '--remove', '-z', '--stdin'], { input: included.join('\0') + '\0' });
-    if (leaving.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: leaving.join('\0') + '\0' });
-    if (!sameLimit) await writeFile(this.limitFile, String(limits.maxFileBytes));
-    const tree = (await this.git(['write-tree'])).stdout.toString('utf8').trim();
-    return { tree: tree || EMPTY_TREE, skipped: skipped.sort() };
+    this.removeStaleIndexLock();
+    const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
+    const rulesChanged = await this.applyRules(rules, limits.maxFileBytes);
+    const head = this.head();
+    const report = parseStatus((await this.git(STATUS)).stdout);
+    const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found]);
+    const update = await this.sortOut(report.changed, found, (path) => rules.hides(path) || nowIgnored.has(path), limits.maxFileBytes);
+    update.drop = [...new Set([...update.drop, ...nowIgnored])];
+    if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
+    if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
+    const unchanged = !rulesChanged && !report.indexMoved && update.add.length === 0 && update.drop.length === 0;
+    const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
+    const skipped = update.skipped.map(fromBytes).sort();
+    return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+  }
+
+  /**
+   * `status` takes the index lock to write back what it refreshed; a service killed meanwhile
+   * leaves the lock behind, and every later update of the index would fail. No git process of the
+   * service lives longer than GIT_TIMEOUT_MS, so an older lock belongs to none.
+   */
+  private removeStaleIndexLock(): void {
+    const lock = join(this.target.gitDir, 'index.lock');
+    const stats = lstatSync(lock, { throwIfNoEntry: false });
+    if (stats && Date.now() - stats.mtimeMs > 2 * GIT_TIMEOUT_MS) rmSync(lock, { force: true });
+  }
+
+  /** Points each ref at its object, in the order given (a run's snapshot ref last, once all else is in place). */
+  record(refs: readonly (readonly [name: string, id: string])[]): void {
+    for (const [name, id] of refs) writeRef(this.target.gitDir, name, id);
   }
 
   private get limitFile(): string {
     return join(this.target.gitDir, 'mada-max-file-bytes');
   }
 
-  /** Whether the last snapshot used this size limit (CHECKPOINT_MAX_FILE_BYTES may change between starts). */
-  private async limitUnchanged(maxFileBytes: number): Promise<boolean> {
-    const last = await readFile(this.limitFile, 'utf8').catch(() => undefined);
-    return last === String(maxFileBytes);
+  private get excludeFile(): string {
+    return join(this.target.gitDir, 'info', 'exclude');
   }
 
-  /** The working directory's files as paths relative to it, `/`-separated, without `.git` and excluded paths. */
-  private async listFiles(excludedPaths: readonly string[]): Promise<Set<string>> {
-    const found = new Set<string>();
-    const prefix = this.workingDir.endsWith(sep) ? this.workingDir : this.workingDir + sep;
-    const excluded = (path: string): boolean => excludedPaths.some((dir) => path === dir || path.startsWith(dir + sep));
-    await walkFiles(this.workingDir, new AbortController().signal, (path) => {
-      if (excluded(path) || !path.startsWith(prefix)) return;
-      const rel = path.slice(prefix.length).split(sep).join('/');
-      if (!rel.split('/').includes('.git')) found.add(rel);
-    });
-    return found;
+  /** `commit tree` of the commit HEAD was last pointed at (see `head`). */
+  private get headFile(): string {
+    return join(this.target.gitDir, 'mada-head');
   }
 
-  /** Splits relative paths by size; a file that vanished is in neither list. */
-  private async bySize(paths: readonly string[], maxFileBytes: number): Promise<{ included: string[]; skipped: string[] }> {
-    const sizes = await sizesOf(paths.map((path) => join(this.workingDir, path)));
-    const included: string[] = [];
-    const skipped: string[] = [];
-    paths.forEach((path, i) => {
-      const size = sizes[i];
-      if (size !== undefined) (size > maxFileBytes ? skipped : included).push(path);
+  /**
+   * When the size limit (CHECKPOINT_MAX_FILE_BYTES may change between starts), the excluded paths
+   * or the ignore rules above the working directory changed since the last snapshot, drops from
+   * the index every file they now leave out. True when they changed.
+   */
+  private async applyRules(rules: SnapshotRules, maxFileBytes: number): Promise<boolean> {
+    const excludeText = rules.excludeFile(outerIgnoreLines(this.workingDir));
+    const [lastLimit, lastExclude] = [readSmallFile(this.limitFile, 'utf8'), readSmallFile(this.excludeFile, 'latin1')];
+    if (lastLimit === String(maxFileBytes) && lastExclude === excludeText) return false;
+    // The limit file goes first and comes back last: a pass interrupted in between is done again.
+    rmSync(this.limitFile, { force: true });
+    writeFileSync(this.excludeFile, excludeText, 'latin1');
+    const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
+    const ignored = await this.ignoredInIndex();
+    const stats = await statsOf(indexed.map((path) => this.absolute(path)));
+    const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
+    if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
+    writeFileSync(this.limitFile, String(maxFileBytes));
+    return true;
+  }
+
+  /**
+   * The files of nested repositories, which git lists as one untracked directory: found with
+   * glob_files' walk from there. Once some are in the index, git walks those directories itself.
+   */
+  private async nestedFiles(dirs: readonly string[]): Promise<string[]> {
+    const files: string[] = [];
+    const prefix = `${this.workingDir}/`;
+    for (const dir of dirs) {
+      await walkFiles(join(this.workingDir, fromBytes(dir.slice(0, -1))), new AbortController().signal, (path) => {
+        if (path.startsWith(prefix)) files.push(asBytes(path.slice(prefix.length)));
+      });
+    }
+    return files;
+  }
+
+  /**
+   * Decides, from one lstat each, what becomes of the paths status reported: regular files within
+   * the size limit are hashed into the index; anything else that the index holds (gone, too large,
+   * now a link or a directory, reached through a link, hidden by the service's rules) leaves it.
+   */
+  private async sortOut(changed: readonly string[], untracked: readonly string[], hidden: (path: string) => boolean, maxFileBytes: number): Promise<IndexUpdate> {
+    const update: IndexUpdate = { add: [], drop: [], skipped: [] };
+    const visible: { path: string; tracked: boolean }[] = [];
+    for (const [list, tracked] of [
+      [changed, true],
+      [untracked, false],
+    ] as const) {
+      for (const path of list) {
+        if (!hidden(path)) visible.push({ path, tracked });
+        else if (tracked) update.drop.push(path);
+      }
+    }
+    const stats = await statsOf(visible.map(({ path }) => this.absolute(path)));
+    const realParents = await this.realParents(visible.filter((_, i) => stats[i]?.isFile()).map(({ path }) => path));
+    visible.forEach(({ path, tracked }, i) => {
+      const file = stats[i];
+      if (file?.isFile() && realParents.has(parentOf(path))) {
+        if (file.size <= maxFileBytes) update.add.push(path);
+        else {
+          update.skipped.push(path);
+          if (tracked) update.drop.push(path);
+        }
+      } else if (tracked) update.drop.push(path);
     });
-    return { included, skipped };
+    return update;
+  }
+
+  /**
+   * When an ignore file changed, the files the index holds that its rules now cover: they leave
+   * the snapshot, as they leave glob_files' listing (git itself would keep tracking them).
+   */
+  private async trackedButIgnored(reported: readonly string[]): Promise<Set<string>> {
+    if (!reported.some((path) => path === '.gitignore' || path.endsWith('/.gitignore'))) return new Set();
+    return this.ignoredInIndex();
+  }
+
+  private async ignoredInIndex(): Promise<Set<string>> {
+    const { stdout } = await this.git(['ls-files', '-z', '--cached', '--ignored', '--exclude-standard']);
+    return new Set(nulFields(stdout, 'latin1'));
+  }
+
+  /** The parent directories, among those of `paths`, reached without a symbolic link (git refuses the others). */
+  private async realParents(paths: readonly string[]): Promise<Set<string>> {
+    const parents = [...new Set(paths.map(parentOf))];
+    if (parents.length === 0) return new Set();
+    const top = asBytes(await realpath(this.workingDir));
+    const real = new Set<string>();
+    await Promise.all(
+      parents.map(async (parent) => {
+        const expected = parent === '' ? top : `${top}/${parent}`;
+        const found = await realpath(Buffer.from(expected, 'latin1'), { encoding: 'latin1' }).catch(() => undefined);
+        if (found === expected) real.add(parent);
+      }),
+    );
+    return real;
+  }
+
+  /** HEAD's commit and its tree, when HEAD is still where the last snapshot pointed it. */
+  private head(): { commit: string; tree: string } | undefined {
+    const head = readSmallFile(join(this.target.gitDir, 'HEAD'), 'utf8') ?? '';
+    const recorded = readSmallFile(this.headFile, 'utf8') ?? '';
+    const [commit = '', tree = ''] = recorded.trim().split(' ');
+    return commit !== '' && head.trim() === commit ? { commit, tree } : undefined;
+  }
+
+  /** A commit of `tree`, remembered as the one HEAD is about to be on. */
+  private commitOf(tree: string): string {
+    const commit = writeCommit(this.target.gitDir, tree);
+    writeFileSync(this.headFile, `${commit} ${tree}\n`);
+    return commit;
+  }
+
+  private absolute(path: string): Buffer {
+    return Buffer.from(`${asBytes(this.workingDir)}/${path}`, 'latin1');
+  }
+
+  private pathList(paths: readonly string[]): Buffer {
+    return Buffer.from(paths.join('\0') + '\0', 'latin1');
   }
 }
 
 /**
- * File sizes, read with synchronous lstat (a tenth of the cost of the asynchronous call for small
+ * A file of the shadow repository's own (a few bytes to a few hundred), read synchronously: a
+ * tenth of the cost of the asynchronous call. Undefined when it is missing.
+ */
+export function readSmallFile(path: string, encoding: 'utf8' | 'latin1'): string | undefined {
+  try {
+    return readFileSync(path, encoding);
+  } catch {
+    return undefined;
+  }
+}
+
+const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 0));
+
+const fromBytes = (path: string): string => Buffer.from(path, 'latin1').toString('utf8');
+
+/**
+ * lstat of each path, read synchronously (a tenth of the cost of the asynchronous call for small
  * files) in slices of about 10 ms, so other requests are served meanwhile. A vanished file has none.
  */
-async function sizesOf(paths: readonly string[]): Promise<(number | undefined)[]> {
-  const sizes: (number | undefined)[] = [];
+async function statsOf(paths: readonly Buffer[]): Promise<(Stats | undefined)[]> {
+  const stats: (Stats | undefined)[] = [];
   let sliceStart = performance.now();
   for (const path of paths) {
     if (performance.now() - sliceStart > 10) {
       await yieldToEventLoop();
       sliceStart = performance.now();
     }
-    sizes.push(lstatSync(path, { throwIfNoEntry: false })?.size);
+    stats.push(lstatSync(path, { throwIfNoEntry: false }));
   }
-  return sizes;
+  return stats;
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -62,5 +62,136 @@ describe('a snapshot of a working directory', () => {
     const after = await shadow().snapshot(limits(100));
     expect(contents(after.tree)).toEqual({});
     expect(after.skipped).toEqual(['data.json']);
+  });
+});
+
+describe('what a snapshot holds', () => {
+  it("keeps out skipped directories and the service's paths, even when a .gitignore asks for them back", async () => {
+    mkdirSync(join(workingDir, 'node_modules', 'dep'), { recursive: true });
+    mkdirSync(join(workingDir, 'data'));
+    mkdirSync(join(workingDir, 'src'));
+    writeFileSync(join(workingDir, 'node_modules', 'dep', 'index.js'), 'dep\n');
+    writeFileSync(join(workingDir, 'data', 'mada.sqlite'), 'db\n');
+    writeFileSync(join(workingDir, '.env'), 'SECRET=1\n');
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'a\n');
+    writeFileSync(join(workingDir, '.gitignore'), '!node_modules/\n!data/\n!.env\n');
+    const excludedPaths = [join(workingDir, 'data'), join(workingDir, '.env')];
+    const first = await shadow().snapshot({ maxFileBytes: 1000, excludedPaths });
+    expect(Object.keys(contents(first.tree)).sort()).toEqual(['.gitignore', 'src/a.ts']);
+    // Changed since: still out.
+    writeFileSync(join(workingDir, 'data', 'mada.sqlite'), 'db, later\n');
+    writeFileSync(join(workingDir, 'node_modules', 'dep', 'more.js'), 'more\n');
+    const second = await shadow().snapshot({ maxFileBytes: 1000, excludedPaths });
+    expect(Object.keys(contents(second.tree)).sort()).toEqual(['.gitignore', 'src/a.ts']);
+  });
+
+  it('drops files it holds once their directory becomes an excluded path', async () => {
+    mkdirSync(join(workingDir, 'state'));
+    writeFileSync(join(workingDir, 'state', 'db'), 'db\n');
+    writeFileSync(join(workingDir, 'kept.txt'), 'kept\n');
+    expect(Object.keys(contents((await shadow().snapshot(limits())).tree)).sort()).toEqual(['kept.txt', 'state/db']);
+    const later = await shadow().snapshot({ maxFileBytes: 1000, excludedPaths: [join(workingDir, 'state')] });
+    expect(contents(later.tree)).toEqual({ 'kept.txt': 'kept\n' });
+  });
+
+  it('holds the files of a nested repository, whose own config runs nothing', async () => {
+    const canary = join(root, 'canary-nested');
+    mkdirSync(join(workingDir, 'vendor'));
+    execFileSync('git', ['init', '-q', join(workingDir, 'vendor', 'lib')]);
+    execFileSync('git', ['-C', join(workingDir, 'vendor', 'lib'), 'config', 'core.fsmonitor', `touch ${canary}; echo`]);
+    writeFileSync(join(workingDir, 'vendor', 'lib', 'lib.ts'), 'one\n');
+    const repo = shadow();
+    expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'vendor/lib/lib.ts': 'one\n' });
+    writeFileSync(join(workingDir, 'vendor', 'lib', 'lib.ts'), 'two\n');
+    writeFileSync(join(workingDir, 'vendor', 'lib', 'new.ts'), 'new\n');
+    expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'vendor/lib/lib.ts': 'two\n', 'vendor/lib/new.ts': 'new\n' });
+    expect(existsSync(canary)).toBe(false);
+  });
+
+  it('sees a file rewritten to the same size with its old modification time put back', async () => {
+    writeFileSync(join(workingDir, 'a.txt'), 'aaaa\n');
+    const { mtime } = statSync(join(workingDir, 'a.txt'));
+    const repo = shadow();
+    await repo.snapshot(limits());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    writeFileSync(join(workingDir, 'a.txt'), 'bbbb\n');
+    utimesSync(join(workingDir, 'a.txt'), mtime, mtime);
+    expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'a.txt': 'bbbb\n' });
+  });
+
+  it('sees files added to a directory right after a snapshot read it', async () => {
+    mkdirSync(join(workingDir, 'dir'));
+    const repo = shadow();
+    const expected: Record<string, string> = {};
+    for (let i = 0; i < 5; i++) {
+      await repo.snapshot(limits());
+      writeFileSync(join(workingDir, 'dir', `f${i}.txt`), `${i}\n`);
+      expected[`dir/f${i}.txt`] = `${i}\n`;
+      expect(contents((await repo.snapshot(limits())).tree)).toEqual(expected);
+    }
+  });
+
+  it('lets a file that became a link, or lies behind a directory that became one, leave the snapshot', async () => {
+    mkdirSync(join(workingDir, 'src'));
+    mkdirSync(join(workingDir, 'elsewhere'));
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'a\n');
+    writeFileSync(join(workingDir, 'b.ts'), 'b\n');
+    writeFileSync(join(workingDir, 'elsewhere', 'a.ts'), 'other\n');
+    const repo = shadow();
+    await repo.snapshot(limits());
+    rmSync(join(workingDir, 'src'), { recursive: true });
+    symlinkSync(join(workingDir, 'elsewhere'), join(workingDir, 'src'));
+    rmSync(join(workingDir, 'b.ts'));
+    symlinkSync('/etc/hostname', join(workingDir, 'b.ts'));
+    expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'elsewhere/a.ts': 'other\n' });
+  });
+});
+
+describe('an ignore file that changes', () => {
+  it('lets the files it now covers leave the snapshot, and those it frees enter it', async () => {
+    mkdirSync(join(workingDir, 'out'));
+    writeFileSync(join(workingDir, 'out', 'app.js'), 'built\n');
+    writeFileSync(join(workingDir, 'debug.log'), 'log\n');
+    writeFileSync(join(workingDir, 'main.ts'), 'main\n');
+    writeFileSync(join(workingDir, '.gitignore'), '*.log\n');
+    const repo = shadow();
+    expect(Object.keys(contents((await repo.snapshot(limits())).tree)).sort()).toEqual(['.gitignore', 'main.ts', 'out/app.js']);
+    writeFileSync(join(workingDir, '.gitignore'), 'out/\n');
+    expect(Object.keys(contents((await repo.snapshot(limits())).tree)).sort()).toEqual(['.gitignore', 'debug.log', 'main.ts']);
+  });
+});
+
+describe('a working directory inside a repository', () => {
+  it('follows the .gitignore rules of the directories above it, up to the repository', async () => {
+    // workingDir is the repository; the snapshot is of its subdirectory app/.
+    mkdirSync(join(workingDir, '.git'));
+    writeFileSync(join(workingDir, '.gitignore'), '*.log\n/app/gen/\n/other/\n!keep.log\n');
+    const app = join(workingDir, 'app');
+    mkdirSync(join(app, 'gen'), { recursive: true });
+    mkdirSync(join(app, 'other'));
+    writeFileSync(join(app, 'main.ts'), 'main\n');
+    writeFileSync(join(app, 'debug.log'), 'log\n');
+    writeFileSync(join(app, 'keep.log'), 'kept\n');
+    writeFileSync(join(app, 'gen', 'out.ts'), 'generated\n');
+    writeFileSync(join(app, 'other', 'x.ts'), 'x\n');
+    const repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(root, app), workTree: app });
+    const { tree } = await repo.snapshot(limits());
+    const gitDir = ShadowRepo.gitDirFor(root, app);
+    const paths = execFileSync('git', ['--git-dir', gitDir, 'ls-tree', '-r', '--name-only', tree], { encoding: 'utf8' }).trim().split('\n');
+    expect(paths.sort()).toEqual(['keep.log', 'main.ts', 'other/x.ts']);
+  });
+});
+
+describe('a service killed while git held the index lock', () => {
+  it('leaves a lock that later snapshots remove once it is older than any git it runs', async () => {
+    writeFileSync(join(workingDir, 'a.txt'), 'one\n');
+    const repo = shadow();
+    await repo.snapshot(limits());
+    const lock = join(ShadowRepo.gitDirFor(root, workingDir), 'index.lock');
+    writeFileSync(lock, '');
+    const hourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(lock, hourAgo, hourAgo);
+    writeFileSync(join(workingDir, 'a.txt'), 'two\n');
+    expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'a.txt': 'two\n' });
   });
 });

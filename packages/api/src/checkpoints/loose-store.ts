@@ -1,0 +1,63 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+
+/**
+ * Commits and refs of a shadow repository written the way git stores them loose (a zlib-deflated
+ * object under `objects/`, a ref as a file holding an object id), without starting git: each git
+ * process costs a few milliseconds, and a run's two snapshots must cost about one `git status`
+ * each. Shadow repositories are created by the service with SHA-1 object names. The files are a
+ * few bytes in the service's own DATA_DIR: written synchronously, at a tenth of the cost of the
+ * asynchronous calls.
+ */
+
+/** A shadow ref: HEAD, or one under refs/ made of plain name characters. */
+const REF_NAME = /^(HEAD|refs(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)+)$/;
+
+const OBJECT_ID = /^[0-9a-f]{40}$/;
+
+const IDENTITY = 'mada <mada@localhost> 0 +0000';
+
+/** Writes `data` to `path` through a temporary file in the same directory, so readers see all or nothing. */
+function replaceFile(path: string, data: string | Buffer, temporary: string): void {
+  try {
+    try {
+      writeFileSync(temporary, data, { flag: 'wx' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(temporary, data, { flag: 'wx' });
+    }
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+const unique = (): string => `${process.pid}-${randomBytes(6).toString('hex')}`;
+
+/**
+ * A commit of `tree` (fixed author and date, so one tree always gives the same commit), stored
+ * unless it already is; its id.
+ */
+export function writeCommit(gitDir: string, tree: string): string {
+  if (!OBJECT_ID.test(tree)) throw new Error(`not a SHA-1 tree id: ${tree}`);
+  const body = Buffer.from(`tree ${tree}\nauthor ${IDENTITY}\ncommitter ${IDENTITY}\n\nmada snapshot\n`);
+  const object = Buffer.concat([Buffer.from(`commit ${body.length}\0`), body]);
+  const id = createHash('sha1').update(object).digest('hex');
+  const path = join(gitDir, 'objects', id.slice(0, 2), id.slice(2));
+  // git's own prefix for objects being written: `git gc` clears any left by a crash.
+  if (!existsSync(path)) replaceFile(path, deflateSync(object), join(dirname(path), `tmp_obj_${unique()}`));
+  return id;
+}
+
+/** Points `name` at `id` (HEAD is detached). */
+export function writeRef(gitDir: string, name: string, id: string): void {
+  if (!REF_NAME.test(name) || name.includes('..') || name.split('/').some((part) => part.endsWith('.lock'))) throw new Error(`not a shadow ref name: ${name}`);
+  if (!OBJECT_ID.test(id)) throw new Error(`not a SHA-1 object id: ${id}`);
+  const path = join(gitDir, name);
+  // A name ending in `.lock` is never read as a ref by git.
+  replaceFile(path, `${id}\n`, `${path}.${unique()}.lock`);
+}
