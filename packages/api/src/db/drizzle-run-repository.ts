@@ -9,6 +9,7 @@ import {
   type CreateRunOptions,
   type NewRun,
   type RunChanges,
+  type RunEnding,
   type RunEventRecord,
   type RunListPage,
   type RunRecord,
@@ -127,6 +128,13 @@ export class DrizzleRunRepository implements RunRepository {
     onlyIf?: readonly RunStatus[],
   ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
     return this.adapter.transaction((tx) => this.append(tx, id, data, now, changes, onlyIf));
+  }
+
+  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
+    return this.adapter.transaction(async (tx) => {
+      const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...usage });
+      return run && this.stored(tx, run, data, now);
+    });
   }
 
   eventTextAfter(id: string, afterSeq: number): Promise<number> {
@@ -256,9 +264,13 @@ export class DrizzleRunRepository implements RunRepository {
     onlyIf?: readonly RunStatus[],
   ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
     const [run] = await this.takeSeq(tx, id, changes, onlyIf);
-    if (!run) return undefined;
-    const [event] = await this.statements.insertEvent(tx, { runId: id, seq: run.lastEventId, data, createdAt: now });
-    if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, id);
+    return run && this.stored(tx, run, data, now);
+  }
+
+  /** Stores the event whose seq `run` (just updated) took; an ended long run gets its pages. */
+  private async stored(tx: Db, run: RunRecord, data: string, now: Date): Promise<{ run: RunRecord; event: RunEventRecord }> {
+    const [event] = await this.statements.insertEvent(tx, { runId: run.id, seq: run.lastEventId, data, createdAt: now });
+    if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, run.id);
     return { run, event: event! };
   }
 
@@ -303,11 +315,19 @@ function withoutNulls(fields: object): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined));
 }
 
+/**
+ * A placeholder as a SET value: drizzle binds it through the column's encoder (a Date becomes what
+ * the dialect stores), but its types take only plain values there. The encoders of text columns
+ * pass null through; those of timestamps do not, so a timestamp bound this way is never null.
+ */
+const bound = <T>(name: string): T => sql.placeholder(name) as unknown as T;
+
 /** Placeholders stand for what changes from call to call; everything else is fixed in the SQL. */
 function hotStatements(adapter: DialectAdapter): {
   findRun: PreparedStatement<RunRecord[]>;
   eventsAfter: PreparedStatement<RunEventRecord[]>;
   takeSeqWhileActive: PreparedStatement<RunRecord[]>;
+  endWhileActive: PreparedStatement<RunRecord[]>;
   insertEvent: PreparedStatement<RunEventRecord[]>;
 } {
   const { runs: r, runEvents: e } = adapter.tables;
@@ -325,6 +345,26 @@ function hotStatements(adapter: DialectAdapter): {
       db
         .update(r)
         .set({ lastEventId: sql`${r.lastEventId} + 1` })
+        .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
+        .returning(),
+    ),
+    // Every run ends here: the outcome, the lease released, the usage added, the final event's seq taken.
+    endWhileActive: adapter.prepared('run_end', (db) =>
+      db
+        .update(r)
+        .set({
+          status: bound<RunStatus>('status'),
+          response: bound<string | null>('response'),
+          error: bound<string | null>('error'),
+          endedAt: bound<Date>('endedAt'),
+          leaseOwner: null,
+          leaseUntil: null,
+          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
+          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
+          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
+          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
+          lastEventId: sql`${r.lastEventId} + 1`,
+        })
         .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
         .returning(),
     ),
