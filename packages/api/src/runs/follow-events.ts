@@ -145,6 +145,8 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         if (pending) continue;
       }
       await new Promise<void>((resolve) => {
+        // A client gone while the store was read found no `wake` to call: it must not wait a poll.
+        if (signal.aborted) return resolve();
         // Also on its own now and then, in case a notification was lost (listener reconnecting).
         const timer = setTimeout(resolve, bus.pollMs);
         wake = () => {
