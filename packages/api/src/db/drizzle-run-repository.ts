@@ -6,6 +6,7 @@ import {
   EVENT_PAGE_CHARS,
   PAGED_RUN_MIN_EVENTS,
   type EventFrames,
+  type FrameBytes,
   type CreateRunOptions,
   type NewRun,
   type RunChanges,
@@ -158,13 +159,14 @@ export class DrizzleRunRepository implements RunRepository {
     return page?.text && page.last_seq !== null ? { text: page.text, lastSeq: page.last_seq } : undefined;
   }
 
-  async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]> {
-    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: string }>(pagesAfter, [id, afterSeq, limit]);
+  async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]> {
+    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: Buffer | string }>(pagesAfter, [id, afterSeq, limit]);
     return pages.map((page) => {
-      if (page.first_seq > afterSeq) return { text: page.frames, lastSeq: page.last_seq };
+      const bytes = typeof page.frames === 'string' ? Buffer.from(page.frames) : page.frames;
+      if (page.first_seq > afterSeq) return { bytes, lastSeq: page.last_seq };
       // Each frame starts after the blank line ending the one before; data never holds a line break.
-      const start = page.frames.indexOf(`\nid: ${afterSeq + 1}\n`) + 1;
-      return { text: page.frames.slice(start), lastSeq: page.last_seq };
+      const start = bytes.indexOf(`\nid: ${afterSeq + 1}\n`) + 1;
+      return { bytes: bytes.subarray(start), lastSeq: page.last_seq };
     });
   }
 

@@ -62,6 +62,17 @@ export interface EventFrames {
   lastSeq: number;
 }
 
+/**
+ * Stored pages of an ended run as the bytes to send: written to the socket as they come from the
+ * store, with no decoding into a string and no encoding back.
+ */
+export interface FrameBytes {
+  /** `id: <seq>`, `data: <event text>` and a blank line per event, in order, UTF-8. */
+  bytes: Buffer;
+  /** Seq of the page's last event. */
+  lastSeq: number;
+}
+
 export interface NewRun {
   id: string;
   userId: string;
@@ -154,7 +165,7 @@ export interface RunRepository {
    * For an ended run with stored pages: up to `limit` pages of frames (with `id:` lines), the first
    * one starting at seq afterSeq + 1; none when the run has no pages or none past afterSeq.
    */
-  eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]>;
+  eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]>;
   /** Extends the leases of every active run this replica owns. */
   renewLeases(owner: string, until: Date): Promise<void>;
   /**

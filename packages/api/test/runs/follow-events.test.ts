@@ -72,7 +72,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
       withIds: true,
       signal: new AbortController().signal,
       deliver: async (frames) => {
-        delivered.push(...parseEventFrames(frames).map((frame) => ({ seq: frame.id, data: frame.data })));
+        delivered.push(...parseEventFrames(frames.toString()).map((frame) => ({ seq: frame.id, data: frame.data })));
         gotSome();
       },
     });
@@ -144,7 +144,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
       withIds: true,
       seen,
       signal: new AbortController().signal,
-      deliver: async (frames) => void delivered.push(...parseEventFrames(frames).map((frame) => frame.id)),
+      deliver: async (frames) => void delivered.push(...parseEventFrames(frames.toString()).map((frame) => frame.id)),
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(reads).toEqual(['eventFramesAfter']);
