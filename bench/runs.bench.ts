@@ -78,7 +78,7 @@ async function replay(model: ScriptedModel): Promise<BenchResult> {
     const replayUrl = `${address}/runs/${id}/events`;
     if ((await readBody(memory.url)) !== body.length || (await readBody(replayUrl)) !== body.length) throw new Error('replay and memory streams differ');
     const memoryUrl = memory.url;
-    const { baselineMs, subjectMs } = await interleavedMediansMs(() => readBody(memoryUrl), () => readBody(replayUrl), 31, 3);
+    const { baselineMs, subjectMs } = await interleavedMediansMs(() => readBody(memoryUrl), () => readBody(replayUrl), 61, 5);
     return result(`replay of a finished ${REPLAY_EVENTS.toLocaleString('en')}-event run over SSE (SQLite)`, 'the same frames written from memory', baselineMs, subjectMs, 1.5);
   } finally {
     memory?.server.close();
