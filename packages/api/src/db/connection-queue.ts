@@ -1,8 +1,10 @@
 /** What the queue needs of a SQLite connection (better-sqlite3's Database). */
 export interface TransactionalConnection {
-  exec(sql: string): unknown;
+  prepare(sql: string): { run(): unknown };
   readonly inTransaction: boolean;
 }
+
+type Control = 'BEGIN IMMEDIATE' | 'SAVEPOINT grouped_work' | 'RELEASE grouped_work' | 'ROLLBACK TO grouped_work' | 'COMMIT' | 'ROLLBACK';
 
 interface Job {
   /** A transaction that may share its COMMIT with the transactions queued right after it. */
@@ -24,7 +26,8 @@ const MAX_GROUP = 16;
  * lock taken and released) was the largest cost left in storing them; grouped, the 100 runs of
  * the load bench commit about ten events at a time. Each caller is answered only once the COMMIT
  * that holds its work is done, so nothing is reported stored before it is; a failed COMMIT fails
- * every transaction in it. Plain jobs run outside any transaction: an open group is committed
+ * every transaction in it. The first transaction of a group needs no SAVEPOINT: if it fails, the
+ * whole transaction, which holds nothing else, is rolled back. Plain jobs run outside any transaction: an open group is committed
  * before one starts, so it never sees (or sends on) work that is not committed yet.
  */
 export class ConnectionQueue {
@@ -33,8 +36,19 @@ export class ConnectionQueue {
   private group: Array<(failure: unknown) => void> = [];
   private draining = false;
   private commitScheduled = false;
+  /** The transaction statements, each prepared once: parsing them anew cost as much as running them. */
+  private readonly controls = new Map<Control, { run(): unknown }>();
 
   constructor(private readonly connection: TransactionalConnection) {}
+
+  private exec(control: Control): void {
+    let statement = this.controls.get(control);
+    if (!statement) {
+      statement = this.connection.prepare(control);
+      this.controls.set(control, statement);
+    }
+    statement.run();
+  }
 
   /** Runs `work` alone on the connection, outside any transaction. */
   run<T>(work: () => Promise<T>): Promise<T> {
@@ -96,31 +110,30 @@ export class ConnectionQueue {
   }
 
   private async inGroup<T>(work: () => Promise<T>, resolve: (value: T) => void, reject: (error: unknown) => void): Promise<void> {
-    const connection = this.connection;
+    const first = !this.connection.inTransaction;
     try {
       // IMMEDIATE takes the write lock up front: two processes on one file never deadlock upgrading a read lock.
-      if (!connection.inTransaction) connection.exec('BEGIN IMMEDIATE');
-      connection.exec('SAVEPOINT grouped_work');
+      this.exec(first ? 'BEGIN IMMEDIATE' : 'SAVEPOINT grouped_work');
     } catch (error) {
       reject(error);
       return;
     }
     try {
       const result = await work();
-      connection.exec('RELEASE grouped_work');
+      if (!first) this.exec('RELEASE grouped_work');
       this.group.push((failure) => (failure === undefined ? resolve(result) : reject(failure)));
     } catch (error) {
-      this.undo(error);
+      this.undo(first, error);
       reject(error);
     }
   }
 
   /** Undoes the failed transaction's own work; if SQLite rolled back the whole group, the others fail with it. */
-  private undo(error: unknown): void {
+  private undo(first: boolean, error: unknown): void {
     try {
-      if (this.connection.inTransaction) {
-        this.connection.exec('ROLLBACK TO grouped_work');
-        this.connection.exec('RELEASE grouped_work');
+      if (!first && this.connection.inTransaction) {
+        this.exec('ROLLBACK TO grouped_work');
+        this.exec('RELEASE grouped_work');
         return;
       }
     } catch {
@@ -136,7 +149,7 @@ export class ConnectionQueue {
       return this.settleGroup(this.group.length === 0 ? undefined : new Error('SQLite rolled the transaction back'));
     }
     try {
-      this.connection.exec('COMMIT');
+      this.exec('COMMIT');
       this.settleGroup(undefined);
     } catch (error) {
       this.rollBack();
@@ -146,7 +159,7 @@ export class ConnectionQueue {
 
   private rollBack(): void {
     try {
-      if (this.connection.inTransaction) this.connection.exec('ROLLBACK');
+      if (this.connection.inTransaction) this.exec('ROLLBACK');
     } catch {
       // SQLite already ended the transaction (it does so itself on some errors).
     }

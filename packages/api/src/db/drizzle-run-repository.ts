@@ -6,9 +6,11 @@ import {
   EVENT_PAGE_CHARS,
   PAGED_RUN_MIN_EVENTS,
   type EventFrames,
+  type FrameBytes,
   type CreateRunOptions,
   type NewRun,
   type RunChanges,
+  type RunEnding,
   type RunEventRecord,
   type RunListPage,
   type RunRecord,
@@ -129,6 +131,13 @@ export class DrizzleRunRepository implements RunRepository {
     return this.adapter.transaction((tx) => this.append(tx, id, data, now, changes, onlyIf));
   }
 
+  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
+    return this.adapter.transaction(async (tx) => {
+      const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...usage });
+      return run && this.stored(tx, run, data, now);
+    });
+  }
+
   eventTextAfter(id: string, afterSeq: number): Promise<number> {
     const e = this.t.runEvents;
     return this.adapter.run(async (db) => {
@@ -150,13 +159,14 @@ export class DrizzleRunRepository implements RunRepository {
     return page?.text && page.last_seq !== null ? { text: page.text, lastSeq: page.last_seq } : undefined;
   }
 
-  async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]> {
-    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: string }>(pagesAfter, [id, afterSeq, limit]);
+  async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]> {
+    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: Buffer | string }>(pagesAfter, [id, afterSeq, limit]);
     return pages.map((page) => {
-      if (page.first_seq > afterSeq) return { text: page.frames, lastSeq: page.last_seq };
+      const bytes = typeof page.frames === 'string' ? Buffer.from(page.frames) : page.frames;
+      if (page.first_seq > afterSeq) return { bytes, lastSeq: page.last_seq };
       // Each frame starts after the blank line ending the one before; data never holds a line break.
-      const start = page.frames.indexOf(`\nid: ${afterSeq + 1}\n`) + 1;
-      return { text: page.frames.slice(start), lastSeq: page.last_seq };
+      const start = bytes.indexOf(`\nid: ${afterSeq + 1}\n`) + 1;
+      return { bytes: bytes.subarray(start), lastSeq: page.last_seq };
     });
   }
 
@@ -256,9 +266,13 @@ export class DrizzleRunRepository implements RunRepository {
     onlyIf?: readonly RunStatus[],
   ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
     const [run] = await this.takeSeq(tx, id, changes, onlyIf);
-    if (!run) return undefined;
-    const [event] = await this.statements.insertEvent(tx, { runId: id, seq: run.lastEventId, data, createdAt: now });
-    if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, id);
+    return run && this.stored(tx, run, data, now);
+  }
+
+  /** Stores the event whose seq `run` (just updated) took; an ended long run gets its pages. */
+  private async stored(tx: Db, run: RunRecord, data: string, now: Date): Promise<{ run: RunRecord; event: RunEventRecord }> {
+    const [event] = await this.statements.insertEvent(tx, { runId: run.id, seq: run.lastEventId, data, createdAt: now });
+    if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, run.id);
     return { run, event: event! };
   }
 
@@ -303,11 +317,19 @@ function withoutNulls(fields: object): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined));
 }
 
+/**
+ * A placeholder as a SET value: drizzle binds it through the column's encoder (a Date becomes what
+ * the dialect stores), but its types take only plain values there. The encoders of text columns
+ * pass null through; those of timestamps do not, so a timestamp bound this way is never null.
+ */
+const bound = <T>(name: string): T => sql.placeholder(name) as unknown as T;
+
 /** Placeholders stand for what changes from call to call; everything else is fixed in the SQL. */
 function hotStatements(adapter: DialectAdapter): {
   findRun: PreparedStatement<RunRecord[]>;
   eventsAfter: PreparedStatement<RunEventRecord[]>;
   takeSeqWhileActive: PreparedStatement<RunRecord[]>;
+  endWhileActive: PreparedStatement<RunRecord[]>;
   insertEvent: PreparedStatement<RunEventRecord[]>;
 } {
   const { runs: r, runEvents: e } = adapter.tables;
@@ -325,6 +347,26 @@ function hotStatements(adapter: DialectAdapter): {
       db
         .update(r)
         .set({ lastEventId: sql`${r.lastEventId} + 1` })
+        .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
+        .returning(),
+    ),
+    // Every run ends here: the outcome, the lease released, the usage added, the final event's seq taken.
+    endWhileActive: adapter.prepared('run_end', (db) =>
+      db
+        .update(r)
+        .set({
+          status: bound<RunStatus>('status'),
+          response: bound<string | null>('response'),
+          error: bound<string | null>('error'),
+          endedAt: bound<Date>('endedAt'),
+          leaseOwner: null,
+          leaseUntil: null,
+          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
+          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
+          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
+          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
+          lastEventId: sql`${r.lastEventId} + 1`,
+        })
         .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
         .returning(),
     ),

@@ -34,11 +34,12 @@ export const framesWithoutIds = framesStatement('mada_run_frames', {
 
 /**
  * Stored pages of an ended run from the one that holds the event after `$2`, at most `$3`. Pages
- * are contiguous and ordered by first_seq.
+ * are contiguous and ordered by first_seq. SQLite gives their bytes, PostgreSQL their text.
  */
 export const pagesAfter: Statement = {
   name: 'mada_run_pages_after',
-  sqlite: 'select first_seq, last_seq, frames from run_event_pages where run_id = ? and last_seq > ? order by first_seq limit ?',
+  // SQLite hands a text cast to a blob over as its UTF-8 bytes (a Buffer), undecoded.
+  sqlite: 'select first_seq, last_seq, cast(frames as blob) as frames from run_event_pages where run_id = ? and last_seq > ? order by first_seq limit ?',
   postgres: 'select first_seq, last_seq, frames from run_event_pages where run_id = $1 and last_seq > $2 order by first_seq limit $3',
 };
 

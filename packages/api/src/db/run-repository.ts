@@ -62,6 +62,17 @@ export interface EventFrames {
   lastSeq: number;
 }
 
+/**
+ * Stored pages of an ended run as the bytes to send: written to the socket as they come from the
+ * store, with no decoding into a string and no encoding back.
+ */
+export interface FrameBytes {
+  /** `id: <seq>`, `data: <event text>` and a blank line per event, in order, UTF-8. */
+  bytes: Buffer;
+  /** Seq of the page's last event. */
+  lastSeq: number;
+}
+
 export interface NewRun {
   id: string;
   userId: string;
@@ -71,6 +82,8 @@ export interface NewRun {
   workingDir: string;
   conversationId: string | null;
   status: RunStatus;
+  /** Set for a run stored already running (it had a place at once); null or absent while queued. */
+  startedAt?: Date | null;
   now: Date;
   idempotencyKey: string | null;
   requestHash: string | null;
@@ -80,6 +93,13 @@ export interface NewRun {
 
 /** Fields a run's life changes; what is left out stays as it is. */
 export type RunChanges = Partial<Pick<RunRecord, 'status' | 'startedAt' | 'endedAt' | 'response' | 'error' | 'leaseOwner' | 'leaseUntil'>>;
+
+/** How a run ended: what its end stores besides the final event, the time and the usage. */
+export interface RunEnding {
+  status: RunStatus;
+  response: string | null;
+  error: string | null;
+}
 
 export interface RunListPage {
   limit: number;
@@ -126,6 +146,12 @@ export interface RunRepository {
     changes?: RunChanges,
     onlyIf?: readonly RunStatus[],
   ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
+  /**
+   * Ends an active run in one statement and one transaction with its final event: the status and
+   * outcome, ended_at `now`, the lease released and `usage` added to the counters (pages stored
+   * as appendEvent does). Undefined when the run had already ended or is gone: then nothing changes.
+   */
+  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
   /** How many characters the events after `afterSeq` hold: what a follower at that point has yet to send. */
   eventTextAfter(id: string, afterSeq: number): Promise<number>;
   /** Events with seq > afterSeq, in order, at most `limit`: replay a page at a time. */
@@ -139,7 +165,7 @@ export interface RunRepository {
    * For an ended run with stored pages: up to `limit` pages of frames (with `id:` lines), the first
    * one starting at seq afterSeq + 1; none when the run has no pages or none past afterSeq.
    */
-  eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<EventFrames[]>;
+  eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]>;
   /** Extends the leases of every active run this replica owns. */
   renewLeases(owner: string, until: Date): Promise<void>;
   /**

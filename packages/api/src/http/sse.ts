@@ -21,6 +21,8 @@ export class SseStream<Frame extends { event: string }> {
   private readonly controller = new AbortController();
   private readonly ping: NodeJS.Timeout;
   private ended = false;
+  /** Sends the headers alone unless a frame took them along first. */
+  private headers: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly reply: FastifyReply,
@@ -36,7 +38,9 @@ export class SseStream<Frame extends { event: string }> {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    raw.flushHeaders();
+    // Stored frames written in this turn of the event loop carry the headers with them, in one
+    // write; a stream with nothing to send yet gets its headers on their own right after.
+    this.headers = setImmediate(() => raw.flushHeaders());
     raw.on('close', () => {
       if (!this.ended) this.controller.abort(new Error('client disconnected'));
       this.stop();
@@ -61,9 +65,10 @@ export class SseStream<Frame extends { event: string }> {
    * Writes an encoded frame and resolves once the socket has taken it (or the client is gone), so
    * a caller that awaits each frame never holds more than one unsent.
    */
-  sendRaw(text: string): Promise<void> {
+  sendRaw(text: string | Buffer): Promise<void> {
     const raw = this.reply.raw;
     if (this.ended || raw.destroyed) return Promise.resolve();
+    this.sendingHeaders();
     if (raw.write(text)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
@@ -82,7 +87,14 @@ export class SseStream<Frame extends { event: string }> {
     this.reply.raw.end();
   }
 
+  /** The first write carries the headers: nothing more to flush. */
+  private sendingHeaders(): void {
+    clearImmediate(this.headers);
+    this.headers = undefined;
+  }
+
   private stop(): void {
+    this.sendingHeaders();
     this.ended = true;
     clearInterval(this.ping);
   }
@@ -96,6 +108,7 @@ export class SseStream<Frame extends { event: string }> {
       raw.destroy();
       return;
     }
+    this.sendingHeaders();
     raw.write(text);
   }
 }

@@ -19,7 +19,7 @@ export interface FollowOptions {
    * Delivers the next frames, in order, and the seq of the last one; resolves once the consumer
    * can take more (backpressure).
    */
-  deliver(frames: string, lastSeq: number): Promise<void>;
+  deliver(frames: string | Buffer, lastSeq: number): Promise<void>;
   /** Stops following (the client went away). */
   signal: AbortSignal;
   /**
@@ -41,12 +41,14 @@ export const seenRun = (run: Pick<RunRecord, 'status' | 'lastEventId'>): NonNull
  * needs a look: the service stores a run's final event together with its end, and nothing after
  * it (every append is conditional on the run being active), so a final event is always the last.
  */
-export function endsWithFinalFrame(frames: string): boolean {
+export function endsWithFinalFrame(frames: string | Buffer): boolean {
   // Frames end with their only blank line (event data is compact JSON, without line breaks).
   const before = frames.lastIndexOf('\n\n', frames.length - 3);
   const start = before < 0 ? 0 : before + 2;
-  const data = frames.indexOf('data: ', start) + 'data: '.length;
-  return frames.startsWith('{"event":"done"', data) || frames.startsWith('{"event":"error"', data);
+  // Of bytes, only the last frame is decoded.
+  const [text, from] = typeof frames === 'string' ? [frames, start] : [frames.toString('utf8', start), 0];
+  const data = text.indexOf('data: ', from) + 'data: '.length;
+  return text.startsWith('{"event":"done"', data) || text.startsWith('{"event":"error"', data);
 }
 
 /**
@@ -103,8 +105,8 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
       if (signal.aborted) return;
       if (stored.length > 0) {
         for (const page of stored) {
-          await options.deliver(page.text, page.lastSeq);
-          if (endsWithFinalFrame(page.text)) return;
+          await options.deliver(page.bytes, page.lastSeq);
+          if (endsWithFinalFrame(page.bytes)) return;
           last = page.lastSeq;
         }
         continue;
@@ -145,6 +147,8 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         if (pending) continue;
       }
       await new Promise<void>((resolve) => {
+        // A client gone while the store was read found no `wake` to call: it must not wait a poll.
+        if (signal.aborted) return resolve();
         // Also on its own now and then, in case a notification was lost (listener reconnecting).
         const timer = setTimeout(resolve, bus.pollMs);
         wake = () => {

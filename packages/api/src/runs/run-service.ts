@@ -9,7 +9,7 @@ import { encodeEvent } from './encode-event.js';
 import type { RunEventBus } from './event-bus.js';
 import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError } from './errors.js';
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
-import type { RunQueue } from './run-queue.js';
+import type { Admission, RunQueue } from './run-queue.js';
 import { isTextFrame, mergeTextFrames } from './text-frames.js';
 import { withLogFields } from '../util/log-context.js';
 
@@ -140,29 +140,43 @@ export class RunService {
     const idempotentSince = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
     const earlier = await this.repeated(request.userId, request.idempotency);
     if (earlier) return { run: earlier, created: false };
-    const { run, created } = await this.options.store.createRun(
-      {
-        id: request.id ?? randomUUID(),
-        userId: request.userId,
-        agentType: request.agentType,
-        mode: request.mode,
-        prompt: request.prompt,
-        workingDir: request.workingDir,
-        conversationId: request.conversationId ?? null,
-        status: 'queued',
-        now,
-        idempotencyKey: request.idempotency?.key ?? null,
-        requestHash: request.idempotency?.hash ?? null,
-        leaseOwner: this.owner,
-        leaseUntil: new Date(now.getTime() + this.options.leaseMs),
-      },
-      { idempotentSince },
-    );
-    // A concurrent request with the same key stored its run first.
-    if (!created) return { run: this.sameRequest(run, request.idempotency), created: false };
     const controller = new AbortController();
+    // Asked before the run is stored: a run with a free place is stored running, which spares the
+    // status change that starting it would otherwise cost every run.
+    const admission = this.options.queue.admit(request.userId, controller.signal);
+    let stored: { run: RunRecord; created: boolean };
+    try {
+      stored = await this.options.store.createRun(
+        {
+          id: request.id ?? randomUUID(),
+          userId: request.userId,
+          agentType: request.agentType,
+          mode: request.mode,
+          prompt: request.prompt,
+          workingDir: request.workingDir,
+          conversationId: request.conversationId ?? null,
+          status: admission.queued ? 'queued' : 'running',
+          startedAt: admission.queued ? null : now,
+          now,
+          idempotencyKey: request.idempotency?.key ?? null,
+          requestHash: request.idempotency?.hash ?? null,
+          leaseOwner: this.owner,
+          leaseUntil: new Date(now.getTime() + this.options.leaseMs),
+        },
+        { idempotentSince },
+      );
+    } catch (error) {
+      giveBack(admission, controller);
+      throw error;
+    }
+    const { run, created } = stored;
+    if (!created) {
+      giveBack(admission, controller);
+      // A concurrent request with the same key stored its run first.
+      return { run: this.sameRequest(run, request.idempotency), created: false };
+    }
     // execute() settles only after its first await, so the entry exists before it removes it.
-    const finished = this.execute(run, job(run), controller);
+    const finished = this.execute(run, job(run), controller, admission);
     this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
     return { run, created: true };
   }
@@ -203,7 +217,7 @@ export class RunService {
       execution.controller.abort(new Error(RUN_CANCELLED));
       return execution.finished;
     }
-    const ended = await this.end(run.id, cancelledEnd(), {});
+    const ended = await this.end(run.id, cancelledEnd(), NO_USAGE);
     if (!ended) throw new RunAlreadyEndedError();
     return ended;
   }
@@ -301,15 +315,15 @@ export class RunService {
     }
   }
 
-  private async execute(run: RunRecord, job: RunJob, controller: AbortController): Promise<RunRecord> {
+  private async execute(run: RunRecord, job: RunJob, controller: AbortController, admission: Admission): Promise<RunRecord> {
     try {
-      return await this.executeTracked(run, job, controller.signal);
+      return await this.executeTracked(run, job, controller.signal, admission);
     } finally {
       this.executions.delete(run.id);
     }
   }
 
-  private async executeTracked(run: RunRecord, job: RunJob, signal: AbortSignal): Promise<RunRecord> {
+  private async executeTracked(run: RunRecord, job: RunJob, signal: AbortSignal, admission: Admission): Promise<RunRecord> {
     const log = this.options.log.child({ run_id: run.id });
     const events = new EventWriter(run.id, this.options, this.now, log);
     let end: Ending;
@@ -318,11 +332,10 @@ export class RunService {
     const checkpoint = this.options.checkpoints?.forRun(run.id, run.workingDir);
     let admitted = false;
     try {
-      const admission = this.options.queue.admit(run.userId, signal);
       if (admission.queued) events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
       slot = await admission.slot;
       admitted = true;
-      await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
+      if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
       const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
       log.debug({ agent: run.agentType }, 'run started');
       const result = await withLogFields({ run_id: run.id }, () => job.execute({ signal, emit: (frame) => events.emit(frame), usage, log, ...hooks }));
@@ -358,21 +371,13 @@ export class RunService {
   }
 
   /**
-   * Records the usage, then the end and the final event in one step, once: undefined when the run
-   * had already ended (cancelled or interrupted elsewhere), and then nothing more is stored.
+   * Records the end, the usage and the final event in one step, once: undefined when the run had
+   * already ended (cancelled or interrupted elsewhere), and then nothing more is stored.
    */
-  private async end(runId: string, end: Ending, usage: Partial<RunUsage>, log: Log = this.options.log.child({ run_id: runId })): Promise<RunRecord | undefined> {
+  private async end(runId: string, end: Ending, usage: RunUsage, log: Log = this.options.log.child({ run_id: runId })): Promise<RunRecord | undefined> {
     try {
       const { final, ...outcome } = end;
-      const now = this.now();
-      if (Object.values(usage).some((n) => n !== undefined && n > 0)) await this.options.store.addUsage(runId, usage);
-      const stored = await this.options.store.appendEvent(
-        runId,
-        encodeEvent(final),
-        now,
-        { ...outcome, endedAt: now, leaseOwner: null, leaseUntil: null },
-        ACTIVE_RUN_STATUSES,
-      );
+      const stored = await this.options.store.endRun(runId, encodeEvent(final), this.now(), outcome, usage);
       if (stored) await this.options.bus.publish(runId, stored.event);
       return stored?.run;
     } catch (error) {
@@ -382,7 +387,16 @@ export class RunService {
   }
 }
 
+const NO_USAGE: RunUsage = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The place a run asked for before it was stored, when it will not run after all. */
+function giveBack(admission: Admission, controller: AbortController): void {
+  // A waiting run leaves the queue; a place already given is released.
+  controller.abort();
+  admission.slot.then((slot) => slot.release(), () => undefined);
+}
 
 const isActive = (status: RunStatus): boolean => ACTIVE_RUN_STATUSES.includes(status);
 

@@ -185,7 +185,7 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
       let text = '';
       let pages = 0;
       for (let read = await runs.eventPagesAfter(run.id, after, 2); read.length > 0; read = await runs.eventPagesAfter(run.id, read.at(-1)!.lastSeq, 2)) {
-        text += read.map((page) => page.text).join('');
+        text += read.map((page) => page.bytes.toString()).join('');
         pages += read.length;
       }
       return { text, pages };

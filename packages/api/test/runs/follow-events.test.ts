@@ -72,7 +72,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
       withIds: true,
       signal: new AbortController().signal,
       deliver: async (frames) => {
-        delivered.push(...parseEventFrames(frames).map((frame) => ({ seq: frame.id, data: frame.data })));
+        delivered.push(...parseEventFrames(frames.toString()).map((frame) => ({ seq: frame.id, data: frame.data })));
         gotSome();
       },
     });
@@ -144,7 +144,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
       withIds: true,
       seen,
       signal: new AbortController().signal,
-      deliver: async (frames) => void delivered.push(...parseEventFrames(frames).map((frame) => frame.id)),
+      deliver: async (frames) => void delivered.push(...parseEventFrames(frames.toString()).map((frame) => frame.id)),
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(reads).toEqual(['eventFramesAfter']);
@@ -173,5 +173,30 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     });
     // Without a look at the run's row this would wait for a signal that never comes.
     await expect(Promise.race([follower.then(() => 'ended'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 2000))])).resolves.toBe('ended');
+  });
+
+  it('stops at once when its client goes away while it asks the store whether the run is still on', async () => {
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => (asked = resolve));
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    // The store's answer is held back until the client has gone, as a slow database would.
+    const slowStore: RunRepository = Object.assign(Object.create(runs) as RunRepository, {
+      findRun: async (id: string) => {
+        asked();
+        await answered;
+        return runs.findRun(id);
+      },
+    });
+    const client = new AbortController();
+    const started = Date.now();
+    const finished = followRunEvents({ store: slowStore, bus, runId, after: 0, withIds: true, signal: client.signal, deliver: async () => undefined });
+    await asking;
+    client.abort();
+    answer();
+    await finished;
+
+    // The bus's own poll (a minute in one process) would otherwise be what ends it.
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
