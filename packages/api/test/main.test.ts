@@ -52,6 +52,13 @@ describe('service start-up', () => {
     running = await startService({}, workdir());
     await expect.poll(() => running!.output()).toMatch(/local mode trusts every process on this machine.*on a shared machine set API_KEYS/i);
   });
+
+  it("warns at start-up that bash shares the host's network, loopback services included", async () => {
+    running = await startService({ SANDBOX_NETWORK: 'true' }, workdir());
+    await expect
+      .poll(() => running!.output())
+      .toMatch(/bash shares the host's network \(SANDBOX_NETWORK=true\): it can reach services on 127\.0\.0\.1.*own API asks no key.*Set SANDBOX_NETWORK=false, or API_KEYS/);
+  });
 });
 
 describe('graceful shutdown', () => {
