@@ -83,9 +83,9 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
 
 async function sandboxFacts(settings: Settings): Promise<Record<string, string>> {
   // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false);
-  // bash_network 'host' says bash reaches the host's loopback services too.
-  const { state } = await detectSandbox(settings);
-  return { sandbox: state, bash_network: bashNetwork(settings, state) };
+  // bash_network 'host' says bash reaches the host's loopback services too; 'own' that it does not.
+  const sandbox = await detectSandbox(settings);
+  return { sandbox: sandbox.state, bash_network: bashNetwork(settings, sandbox) };
 }
 
 function databaseProbe(conversations: ConversationService): Probe {

@@ -93,7 +93,7 @@ async function logSandboxState(settings: Settings, log: Log): Promise<void> {
   const sandbox = await detectSandbox(settings);
   if (sandbox.state === 'disabled') log.warn({ sandbox: sandbox.state }, 'SANDBOX_ENABLED=false: tool processes run without the operating-system sandbox (text policy only)');
   if (sandbox.state === 'unavailable') log.warn({ sandbox: sandbox.state, reason: sandbox.reason }, 'the sandbox is not available: bash_readonly and bash will refuse to run');
-  const network = hostNetworkWarning(settings, sandbox.state);
+  const network = hostNetworkWarning(settings, sandbox);
   if (network !== undefined) log.warn({ sandbox: sandbox.state, bash_network: 'host' }, network);
 }
 
