@@ -47,10 +47,11 @@ RUN --mount=type=cache,target=/root/.npm \
 # runtime
 FROM ${NODE_IMAGE} AS runtime
 # ripgrep: grep_content; bubblewrap and util-linux (prlimit): the sandbox every tool process runs
-# in; git: the agents' git commands; tini: PID 1 that forwards SIGTERM and reaps the grandchildren
-# of agent shell commands. The sandbox needs user namespaces and a fresh /proc: see compose.yaml.
+# in; slirp4netns: bash's own network (the internet without this container's loopback); git: the
+# agents' git commands; tini: PID 1 that forwards SIGTERM and reaps the grandchildren of agent
+# shell commands. The sandbox needs user namespaces and a fresh /proc: see compose.yaml.
 RUN apt-get update \
- && apt-get install --yes --no-install-recommends ripgrep bubblewrap util-linux git ca-certificates tini \
+ && apt-get install --yes --no-install-recommends ripgrep bubblewrap util-linux slirp4netns git ca-certificates tini \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 mada \
  && useradd --system --uid 10001 --gid mada --create-home --home-dir /home/mada --shell /usr/sbin/nologin mada \

@@ -10,10 +10,10 @@ import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
 import { interleavedMediansMs, overhead, type Bench } from './harness.js';
 
-const settings = (sandboxEnabled: boolean): ToolSettings => ({
+const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings => ({
   toolTimeoutSeconds: 60,
   sandboxEnabled,
-  sandboxNetwork: false,
+  sandboxNetwork,
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
   sandboxReadPaths: [],
@@ -25,8 +25,8 @@ const settings = (sandboxEnabled: boolean): ToolSettings => ({
   retryMaxDelay: 0,
 });
 
-function contextFor(root: string, sandboxEnabled: boolean): ToolContext {
-  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled), signal: new AbortController().signal };
+function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork = false): ToolContext {
+  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled, sandboxNetwork), signal: new AbortController().signal };
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */
@@ -67,10 +67,13 @@ const bench: Bench = async () => {
     // machine adds from one second to the next, so both sides must see the same moments.
     const ls = await interleavedMediansMs(() => runLs(open), () => runLs(sandboxed), 31);
     const bare = await interleavedMediansMs(() => runTrue(open, false), () => runTrue(sandboxed, true), 31);
+    // SANDBOX_NETWORK=true: a network namespace of its own and its slirp4netns uplink, if installed.
+    const networked = await interleavedMediansMs(() => runTrue(open, false), () => runTrue(contextFor(root, true, true), true), 31);
     const [lsPlain, lsSandboxed, truePlain, trueSandboxed] = [ls.baselineMs, ls.subjectMs, bare.baselineMs, bare.subjectMs];
     return [
       overhead('bash_readonly ls, sandboxed (bubblewrap + prlimit)', 'the same tool call with SANDBOX_ENABLED=false', lsPlain, lsSandboxed, 1, 15),
       overhead('bash true, sandboxed (bubblewrap + prlimit)', 'true spawned by the same executor without a sandbox', truePlain, trueSandboxed, 1, 15),
+      overhead('bash true, sandboxed with its own network (+ slirp4netns)', 'true spawned by the same executor without a sandbox', networked.baselineMs, networked.subjectMs, 1, 15),
     ];
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
 import { detectSandbox } from './tools/sandbox/launcher.js';
+import { bashNetwork } from './tools/sandbox/network-reach.js';
 import { addressFilter, showAddresses } from './util/address-hiding.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
@@ -81,8 +82,10 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
 }
 
 async function sandboxFacts(settings: Settings): Promise<Record<string, string>> {
-  // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false).
-  return { sandbox: (await detectSandbox(settings)).state };
+  // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false);
+  // bash_network 'host' says bash reaches the host's loopback services too; 'own' that it does not.
+  const sandbox = await detectSandbox(settings);
+  return { sandbox: sandbox.state, bash_network: bashNetwork(settings, sandbox) };
 }
 
 function databaseProbe(conversations: ConversationService): Probe {

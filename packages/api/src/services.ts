@@ -14,6 +14,7 @@ import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
 import { detectSandbox } from './tools/sandbox/launcher.js';
+import { hostNetworkWarning } from './tools/sandbox/network-reach.js';
 import { PathSandbox } from './tools/sandbox/paths.js';
 import { addressFilter, showAddresses, type AddressFilter } from './util/address-hiding.js';
 import { asDatabaseUnavailable } from './db/unavailable.js';
@@ -87,11 +88,13 @@ export function createEngine(settings: Settings, model: ModelClient, startDir: s
   return new ObservedEngine(deps, metrics);
 }
 
-/** Says at start-up when shell tools will refuse, or run under the text policy alone. */
+/** Says at start-up when shell tools will refuse, run under the text policy alone, or reach the host's loopback. */
 async function logSandboxState(settings: Settings, log: Log): Promise<void> {
   const sandbox = await detectSandbox(settings);
   if (sandbox.state === 'disabled') log.warn({ sandbox: sandbox.state }, 'SANDBOX_ENABLED=false: tool processes run without the operating-system sandbox (text policy only)');
   if (sandbox.state === 'unavailable') log.warn({ sandbox: sandbox.state, reason: sandbox.reason }, 'the sandbox is not available: bash_readonly and bash will refuse to run');
+  const network = hostNetworkWarning(settings, sandbox);
+  if (network !== undefined) log.warn({ sandbox: sandbox.state, bash_network: 'host' }, network);
 }
 
 /**

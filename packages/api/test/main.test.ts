@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runServiceToExit, startService, type ServiceProcess } from './support/service-process.js';
+import { locateProgram } from '../src/tools/sandbox/exec/program-path.js';
 
 const workdir = () => realpathSync(mkdtempSync(join(tmpdir(), 'mada-main-')));
 let running: ServiceProcess | undefined;
@@ -51,6 +52,18 @@ describe('service start-up', () => {
   it('says in its log that local mode trusts every process on the machine', async () => {
     running = await startService({}, workdir());
     await expect.poll(() => running!.output()).toMatch(/local mode trusts every process on this machine.*on a shared machine set API_KEYS/i);
+  });
+
+  it("gives bash a network of its own, or warns at start-up that it shares the host's, loopback included", async () => {
+    running = await startService({ SANDBOX_NETWORK: 'true' }, workdir());
+    const health = (await (await fetch(`${running.url}/health`)).json()) as { checks: Record<string, string> };
+    if (locateProgram('slirp4netns', '/usr/bin:/bin:/usr/sbin:/sbin') !== undefined) expect(health.checks.bash_network).toBe('own');
+    else {
+      expect(health.checks.bash_network).toBe('host');
+      await expect
+        .poll(() => running!.output())
+        .toMatch(/bash shares the host's network \(SANDBOX_NETWORK=true\).*slirp4netns.*: it can reach services on 127\.0\.0\.1.*own API asks no key.*Set SANDBOX_NETWORK=false, or API_KEYS/);
+    }
   });
 });
 

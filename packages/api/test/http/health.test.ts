@@ -2,6 +2,7 @@ import { validate } from '@readme/openapi-parser';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { detectSandbox } from '../../src/tools/sandbox/launcher.js';
 import { VERSION } from '../../src/version.js';
 import { createTestApp } from '../support/app.js';
 
@@ -13,6 +14,9 @@ describe('GET /', () => {
   });
 });
 
+/** `own` where slirp4netns works (bash's own network), else `host`: see network-reach.ts. */
+const expectedBashNetwork = async (): Promise<string> => ((await detectSandbox({ sandboxEnabled: true })).slirpPath === undefined ? 'host' : 'own');
+
 describe('GET /health', () => {
   it('is healthy when every check passes', async () => {
     const t = await createTestApp();
@@ -20,7 +24,7 @@ describe('GET /health', () => {
     expect(response.json()).toEqual({
       status: 'healthy',
       version: VERSION,
-      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap' },
+      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork() },
       // No runtime answered introspection: LLM_NUM_CTX and native tool calls until one does.
       model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
     });
@@ -30,8 +34,14 @@ describe('GET /health', () => {
   it('says when the operator disabled the sandbox (tools under the command policy alone)', async () => {
     const t = await createTestApp({ env: { SANDBOX_ENABLED: 'false' } });
     const response = await t.app.inject({ url: '/health' });
-    expect(response.json()).toMatchObject({ status: 'healthy', checks: { sandbox: 'disabled' } });
+    expect(response.json()).toMatchObject({ status: 'healthy', checks: { sandbox: 'disabled', bash_network: 'host' } });
     await t.close();
+  });
+
+  it("says bash has no network with SANDBOX_NETWORK=false, and the host's (loopback included) by default", async () => {
+    const off = await createTestApp({ env: { SANDBOX_NETWORK: 'false' } });
+    expect((await off.app.inject({ url: '/health' })).json()).toMatchObject({ checks: { sandbox: 'bubblewrap', bash_network: 'none' } });
+    await off.close();
   });
 
   it('says when the sandbox is enabled but bubblewrap cannot be found', async () => {
@@ -58,7 +68,7 @@ describe('GET /health', () => {
       {
         status: 'degraded',
         version: VERSION,
-        checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable', sandbox: 'bubblewrap' },
+        checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork() },
         model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
       },
     ]);

@@ -28,7 +28,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
         tags: ['health'],
         summary: 'Dependency checks',
         description:
-          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`policy-only: <reason>`). `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`).',
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`).',
         response: { 200: HealthResponse, 503: HealthResponse },
       },
     },

@@ -1,6 +1,8 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { isWithin } from './paths.js';
 import { systemMounts, type Mount } from './system-view.js';
+import { BLOCK_FD, INFO_FD } from './user-network.js';
 
 /** Where HOME points inside the sandbox: an empty directory in the private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
@@ -12,6 +14,11 @@ export interface SandboxSpec {
   /** Writable for `bash`; read-only for `bash_readonly` and the search tools. */
   writable: boolean;
   network: boolean;
+  /**
+   * With `network`: the namespace's own network, uplinked by slirp4netns (user-network.ts), and
+   * the resolv.conf that points at slirp's resolver. Without it `network` shares the host's.
+   */
+  userNetwork?: { resolvConf: string };
   /** Files and directories inside the allowed paths kept read-only (git config, hooks, `.env`). */
   readOnlyPaths: readonly string[];
   /** Hidden even inside an allowed path: DATA_DIR, the database, the service's `.env`. */
@@ -59,6 +66,9 @@ export function sandboxMounts(spec: SandboxSpec): Mount[] {
   const { toolchains } = spec;
   const mounts: Mount[] = [
     ...systemMounts(spec.etc),
+    ...(spec.network && spec.userNetwork !== undefined && existsSync(join(spec.etc, 'resolv.conf'))
+      ? [{ kind: 'ro-bind', source: spec.userNetwork.resolvConf, target: '/etc/resolv.conf' } satisfies Mount]
+      : []),
     { kind: 'tmpfs', target: '/tmp', sizeBytes: spec.tmpBytes },
     { kind: 'dir', target: SANDBOX_HOME },
     ...toolchains.map((path): Mount => ({ kind: 'ro-bind', source: path, target: path })),
@@ -91,6 +101,13 @@ function mountArguments(mount: Mount): string[] {
   }
 }
 
+/** The host's network, or a namespace of its own that the caller uplinks before the command runs. */
+function networkArguments(spec: SandboxSpec): string[] {
+  if (!spec.network) return [];
+  if (spec.userNetwork === undefined) return ['--share-net'];
+  return ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)];
+}
+
 /**
  * bubblewrap's arguments for one process: the view of sandboxMounts, every namespace new (user,
  * PID, IPC, UTS, mount, cgroup; the network unless allowed), no capabilities (a root service's
@@ -108,7 +125,7 @@ export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): s
     '--proc', '/proc',
     '--dev', '/dev',
     '--unshare-all',
-    ...(spec.network ? ['--share-net'] : []),
+    ...networkArguments(spec),
     '--cap-drop', 'ALL',
     '--die-with-parent',
     '--setenv', 'HOME', SANDBOX_HOME,

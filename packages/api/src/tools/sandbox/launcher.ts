@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { bwrapArguments, type SandboxSpec } from './bubblewrap.js';
 import { safeSearchPath } from './exec/environment.js';
 import { locateProgram } from './exec/program-path.js';
 import { stageEtc } from './system-view.js';
+import { connectUserNetwork, stageResolvConf } from './user-network.js';
 import { findPidsCgroup, inCgroup, limitedCommand, PidsCgroupPool, type ResourceLimits } from './resource-limits.js';
 
 /** `/health`'s `sandbox` value and what the shell tools do. */
@@ -19,6 +20,12 @@ export interface SandboxAvailability {
   shellPath?: string;
   /** The scrubbed copy of /etc the sandbox shows (see stageEtc). */
   etc?: string;
+  /** slirp4netns, when it works here: `bash` then gets a network of its own (user-network.ts). */
+  slirpPath?: string;
+  /** The resolv.conf of that network. */
+  resolvConf?: string;
+  /** Why `bash` shares the host's network although SANDBOX_NETWORK asks for one (for the start-up log). */
+  hostNetworkReason?: string;
 }
 
 type Usable = SandboxAvailability & { state: 'bubblewrap'; bwrapPath: string; prlimitPath: string; etc: string };
@@ -34,6 +41,8 @@ const PROBE_TIMEOUT_MS = 5000;
 export interface Launch {
   file: string;
   args: string[];
+  /** slirp4netns to uplink the sandbox's own network with (connectUserNetwork) before its command runs. */
+  userNetwork?: string;
 }
 
 /**
@@ -56,11 +65,13 @@ export class SandboxLauncher {
     const { etc } = this.availability;
     // The staged /etc itself is hidden, should an allowed path contain it: no command may plant
     // an ld.so.preload there for the next sandbox.
-    const spec = { ...this.spec, etc, hiddenPaths: [...this.spec.hiddenPaths, etc], cwd };
+    const { slirpPath, resolvConf } = this.availability;
+    const own = this.spec.network && slirpPath !== undefined && resolvConf !== undefined;
+    const spec = { ...this.spec, etc, hiddenPaths: [...this.spec.hiddenPaths, etc], cwd, ...(own ? { userNetwork: { resolvConf } } : {}) };
     const sandboxed = [this.availability.bwrapPath, ...bwrapArguments(spec, inner)];
     const { shellPath } = this.availability;
     const command = this.cgroup === undefined || shellPath === undefined ? sandboxed : inCgroup(shellPath, this.cgroup, sandboxed);
-    return { file: command[0] as string, args: command.slice(1) };
+    return { file: command[0] as string, args: command.slice(1), ...(own ? { userNetwork: slirpPath } : {}) };
   }
 
   /** After the processes are gone: the cgroup goes back to the pool. */
@@ -98,6 +109,33 @@ function probe(found: Usable): Promise<SandboxAvailability> {
 }
 
 /**
+ * Whether slirp4netns can uplink a sandbox here (it needs /dev/net/tun, which containers often
+ * lack). If not, `bash` shares the host's network and says so (network-reach.ts), never silently.
+ */
+function probeUserNetwork(found: Usable): Promise<SandboxAvailability> {
+  const slirpPath = locateProgram('slirp4netns', SYSTEM_PATH);
+  if (slirpPath === undefined) return Promise.resolve({ ...found, hostNetworkReason: 'slirp4netns is not installed' });
+  const withSlirp: Usable = { ...found, slirpPath, resolvConf: stageResolvConf() };
+  const truePath = locateProgram('true', SYSTEM_PATH) ?? '/bin/true';
+  const spec = { allowedPaths: [], writable: false, network: true, readOnlyPaths: [], hiddenPaths: [], toolchains: [], tmpBytes: 1024 * 1024 };
+  const launcher = new SandboxLauncher(withSlirp, spec, { memoryMb: 256, maxProcesses: 16 });
+  const { file, args } = launcher.launch(truePath, [], '/');
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], env: {}, detached: true });
+    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+    const up = connectUserNetwork(child, slirpPath, () => {});
+    child.once('error', () => {});
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      launcher.dispose();
+      void up.then((ready) =>
+        resolve(ready && code === 0 ? withSlirp : { ...found, hostNetworkReason: 'slirp4netns cannot uplink a sandbox here (is /dev/net/tun available?)' }),
+      );
+    });
+  });
+}
+
+/**
  * Whether tool processes can run sandboxed, checked once per bwrap binary. `disabled` is the
  * operator's choice (SANDBOX_ENABLED=false); `unavailable` makes the shell tools refuse.
  */
@@ -123,10 +161,16 @@ export function detectSandbox(
       etc: await stageEtc(),
       ...(pidsCgroup === undefined || shellPath === undefined ? {} : { cgroups: new PidsCgroupPool(pidsCgroup), shellPath }),
     });
-    result = usable().then(probe, (error: unknown) => ({
-      state: 'unavailable' as const,
-      reason: `the sandbox's /etc could not be staged: ${error instanceof Error ? error.message : String(error)}`,
-    }));
+    result = usable()
+      .then(probe, (error: unknown) => ({
+        state: 'unavailable' as const,
+        reason: `the sandbox's /etc could not be staged: ${error instanceof Error ? error.message : String(error)}`,
+      }))
+      .then((state) =>
+        isAvailable(state)
+          ? probeUserNetwork(state).catch((error: unknown) => ({ ...state, hostNetworkReason: `slirp4netns could not be tried: ${error instanceof Error ? error.message : String(error)}` }))
+          : state,
+      );
     probes.set(bwrapPath, result);
   }
   return result;

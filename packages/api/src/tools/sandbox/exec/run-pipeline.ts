@@ -8,9 +8,10 @@ import { openTarget } from './open-target.js';
 import type { PipeEnds, PipeFactory } from './os-pipe.js';
 import type { OutputCollector } from './output-collector.js';
 import type { ProcessGroups } from './process-groups.js';
+import { connectUserNetwork } from '../user-network.js';
 
 /** How an invocation is started: directly, or wrapped (bubblewrap). */
-export type Launcher = (invocation: Invocation & { executable: string }) => { file: string; args: string[]; argv0?: string };
+export type Launcher = (invocation: Invocation & { executable: string }) => { file: string; args: string[]; argv0?: string; userNetwork?: string };
 
 export const directLauncher: Launcher = (invocation) => ({
   file: invocation.executable,
@@ -105,11 +106,13 @@ export class PipelineRun {
     const child = spawn(launch.file, launch.args, {
       cwd: this.ctx.cwd,
       env: this.ctx.env,
-      stdio,
+      // bubblewrap's --info-fd and --block-fd when the sandbox gets a network of its own.
+      stdio: launch.userNetwork === undefined ? stdio : [...stdio, 'pipe', 'pipe'],
       detached: true,
       ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
     });
     if (child.pid !== undefined) this.ctx.groups.add(child.pid);
+    if (launch.userNetwork !== undefined) void connectUserNetwork(child, launch.userNetwork, (pid) => this.ctx.groups.add(pid));
     if (fds[0].kind === 'text' && child.stdin) {
       child.stdin.on('error', () => {});
       child.stdin.end(fds[0].text);

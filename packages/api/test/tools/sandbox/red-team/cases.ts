@@ -351,7 +351,8 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     name: 'an abstract unix socket of the host',
     tool: 'bash',
     setup: () => hostListener({ path: `\0${MARKER}` }),
-    args: () => python(`import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0${MARKER}'); s.send(b'x')\nexcept OSError as e:\n    print(e)`),
+    // Padded as node binds it (the whole sun_path): unpadded, the connect asks for another name.
+    args: () => python(`import socket\ns = socket.socket(socket.AF_UNIX)\na = b'\\0${MARKER}'\ntry:\n    s.connect(a + bytes(108 - len(a))); s.send(b'x')\nexcept OSError as e:\n    print(e)`),
   },
   {
     name: 'setuid umount of the DATA_DIR and .env masks',
