@@ -3,10 +3,12 @@ import { lstatSync, readFileSync, rmSync, writeFileSync, type Stats } from 'node
 import { mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { join } from 'node:path';
+import { DEFAULT_IGNORED_DIRS } from '../tools/search/backend.js';
 import { walkFiles } from '../tools/search/walk.js';
 import { GIT_TIMEOUT_MS, nulFields, runGit, type GitTarget } from './git.js';
 import { writeCommit, writeRef } from './loose-store.js';
 import { outerIgnoreLines } from './outer-ignores.js';
+import { GlobVerdict, isSearchIgnoreFile, SearchIgnores } from './search-ignores.js';
 import { asBytes, SnapshotRules } from './snapshot-rules.js';
 
 /**
@@ -159,12 +161,28 @@ export class ShadowRepo {
     await this.ensure();
     this.removeStaleIndexLock();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
-    const rulesChanged = await this.applyRules(rules, limits.maxFileBytes);
+    let searchIgnores = new SearchIgnores(this.workingDir, this.knownSearchIgnores());
+    let rulesChanged = await this.applyRules(rules, searchIgnores, limits.maxFileBytes);
     const head = this.head();
-    const report = parseStatus((await this.git(STATUS)).stdout);
-    const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
-    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found]);
-    const update = await this.sortOut(report.changed, found, (path) => rules.hides(path) || nowIgnored.has(path), limits.maxFileBytes);
+    let report = parseStatus((await this.git(STATUS)).stdout);
+    let found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+    const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !searchIgnores.present.includes(path));
+    if (discovered.length > 0) {
+      // A new `.ignore` or `.rgignore`: its rules go into info/exclude, and git looks again with them.
+      searchIgnores = new SearchIgnores(this.workingDir, [...searchIgnores.present, ...discovered]);
+      if (await this.applyRules(rules, searchIgnores, limits.maxFileBytes)) {
+        rulesChanged = true;
+        report = parseStatus((await this.git(STATUS)).stdout);
+        found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+      }
+    }
+    if (searchIgnores.present.length > 0 || discovered.length > 0) this.recordSearchIgnores(searchIgnores.present);
+    const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
+    if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)));
+    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found], verdict);
+    const globHidden = verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>();
+    const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
+    const update = await this.sortOut(report.changed, found, hidden, limits.maxFileBytes);
     update.drop = [...new Set([...update.drop, ...nowIgnored])];
     if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
     if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
@@ -172,6 +190,37 @@ export class ShadowRepo {
     const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
     const skipped = update.skipped.map(fromBytes).sort();
     return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+  }
+
+  /**
+   * Files git leaves out for a `.gitignore` rule that a `!` rule of a `.ignore` or `.rgignore`
+   * re-includes (ripgrep ranks those files above `.gitignore`, git ranks any `.gitignore` above
+   * info/exclude): git lists the ignored files below the directories holding such rules, and
+   * glob_files' verdict picks those it lists. Only while such a rule exists.
+   */
+  private async reincluded(searchIgnores: SearchIgnores, verdict: GlobVerdict, rules: SnapshotRules): Promise<string[]> {
+    if (searchIgnores.reincluding.length === 0) return [];
+    const pathspecs = [
+      ...searchIgnores.reincluding.map((dir) => `:(literal)${dir === '' ? '.' : dir}`),
+      ...DEFAULT_IGNORED_DIRS.map((name) => `:(exclude,glob)**/${name}/**`),
+    ];
+    const { stdout } = await this.git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--', ...pathspecs]);
+    const ignored = nulFields(stdout, 'latin1').filter((path) => !rules.hides(path));
+    const hidden = await verdict.hidden(ignored);
+    return ignored.filter((path) => !hidden.has(path));
+  }
+
+  private get searchIgnoresFile(): string {
+    return join(this.target.gitDir, 'mada-search-ignores');
+  }
+
+  /** The `.ignore` and `.rgignore` files inside the working directory that earlier snapshots came across. */
+  private knownSearchIgnores(): string[] {
+    return (readSmallFile(this.searchIgnoresFile, 'latin1') ?? '').split('\0').filter(Boolean);
+  }
+
+  private recordSearchIgnores(paths: readonly string[]): void {
+    writeFileSync(this.searchIgnoresFile, paths.join('\0'), 'latin1');
   }
 
   /**
@@ -208,15 +257,15 @@ export class ShadowRepo {
    * or the ignore rules above the working directory changed since the last snapshot, drops from
    * the index every file they now leave out. True when they changed.
    */
-  private async applyRules(rules: SnapshotRules, maxFileBytes: number): Promise<boolean> {
-    const excludeText = rules.excludeFile(outerIgnoreLines(this.workingDir));
+  private async applyRules(rules: SnapshotRules, searchIgnores: SearchIgnores, maxFileBytes: number): Promise<boolean> {
+    const excludeText = rules.excludeFile([...outerIgnoreLines(this.workingDir), ...searchIgnores.lines]);
     const [lastLimit, lastExclude] = [readSmallFile(this.limitFile, 'utf8'), readSmallFile(this.excludeFile, 'latin1')];
     if (lastLimit === String(maxFileBytes) && lastExclude === excludeText) return false;
     // The limit file goes first and comes back last: a pass interrupted in between is done again.
     rmSync(this.limitFile, { force: true });
     writeFileSync(this.excludeFile, excludeText, 'latin1');
     const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
-    const ignored = await this.ignoredInIndex();
+    const ignored = searchIgnores.active ? await new GlobVerdict(this.workingDir).hidden(indexed) : await this.ignoredInIndex();
     const stats = await statsOf(indexed.map((path) => this.absolute(path)));
     const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
     if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
@@ -275,8 +324,9 @@ export class ShadowRepo {
    * When an ignore file changed, the files the index holds that its rules now cover: they leave
    * the snapshot, as they leave glob_files' listing (git itself would keep tracking them).
    */
-  private async trackedButIgnored(reported: readonly string[]): Promise<Set<string>> {
+  private async trackedButIgnored(reported: readonly string[], verdict: GlobVerdict | undefined): Promise<Set<string>> {
     if (!reported.some((path) => path === '.gitignore' || path.endsWith('/.gitignore'))) return new Set();
+    if (verdict) return verdict.hidden(nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1'));
     return this.ignoredInIndex();
   }
 
