@@ -88,6 +88,20 @@ function parseStatus(output: Buffer): StatusReport {
   return report;
 }
 
+/** What changed since the last snapshot, as `lookForChanges` found it. */
+interface Changes {
+  report: StatusReport;
+  /** Files the index does not hold yet. */
+  found: string[];
+  /** The rules changed, and the files they now leave out left the index. */
+  rulesChanged: boolean;
+  /** glob_files' verdict, while a `.ignore` or `.rgignore` file takes part. */
+  verdict: GlobVerdict | undefined;
+}
+
+/** Rounds of `status` a snapshot takes at most to meet new `.ignore`/`.rgignore` files (one when none is new). */
+const MAX_LOOKS = 4;
+
 /** How the index follows the working directory: paths to (re)hash, paths to drop, files too large. */
 interface IndexUpdate {
   add: string[];
@@ -161,24 +175,8 @@ export class ShadowRepo {
     await this.ensure();
     this.removeStaleIndexLock();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
-    let searchIgnores = new SearchIgnores(this.workingDir, this.knownSearchIgnores());
-    let rulesChanged = await this.applyRules(rules, searchIgnores, limits.maxFileBytes);
     const head = this.head();
-    let report = parseStatus((await this.git(STATUS)).stdout);
-    let found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
-    const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !searchIgnores.present.includes(path));
-    if (discovered.length > 0) {
-      // A new `.ignore` or `.rgignore`: its rules go into info/exclude, and git looks again with them.
-      searchIgnores = new SearchIgnores(this.workingDir, [...searchIgnores.present, ...discovered]);
-      if (await this.applyRules(rules, searchIgnores, limits.maxFileBytes)) {
-        rulesChanged = true;
-        report = parseStatus((await this.git(STATUS)).stdout);
-        found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
-      }
-    }
-    if (searchIgnores.present.length > 0 || discovered.length > 0) this.recordSearchIgnores(searchIgnores.present);
-    const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
-    if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)));
+    const { report, found, rulesChanged, verdict } = await this.lookForChanges(rules, limits.maxFileBytes);
     const nowIgnored = await this.trackedButIgnored([...report.changed, ...found], verdict);
     const globHidden = verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>();
     const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
@@ -190,6 +188,38 @@ export class ShadowRepo {
     const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
     const skipped = update.skipped.map(fromBytes).sort();
     return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+  }
+
+  /**
+   * What `status` reports under the current rules, with the files a `!` rule of a `.ignore` or
+   * `.rgignore` takes back from git's ignored ones. A `.ignore` or `.rgignore` among them that no
+   * snapshot met before joins the rules, and git looks again (a few rounds at most: each round can
+   * only reveal files in directories the last one opened).
+   */
+  private async lookForChanges(rules: SnapshotRules, maxFileBytes: number): Promise<Changes> {
+    const known = this.knownSearchIgnores();
+    let searchIgnores = new SearchIgnores(this.workingDir, known);
+    let rulesChanged = await this.applyRules(rules, searchIgnores, maxFileBytes);
+    const met = new Set(known);
+    for (let round = 1; ; round++) {
+      const report = parseStatus((await this.git(STATUS)).stdout);
+      const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+      const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
+      if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)));
+      const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !met.has(path));
+      let again = false;
+      if (discovered.length > 0 && round < MAX_LOOKS) {
+        for (const path of discovered) met.add(path);
+        const wasActive = searchIgnores.active;
+        searchIgnores = new SearchIgnores(this.workingDir, [...searchIgnores.present, ...discovered]);
+        again = (await this.applyRules(rules, searchIgnores, maxFileBytes)) || searchIgnores.active !== wasActive;
+        rulesChanged ||= again;
+      }
+      if (!again) {
+        if (searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
+        return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined };
+      }
+    }
   }
 
   /**

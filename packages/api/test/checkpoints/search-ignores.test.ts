@@ -112,6 +112,27 @@ describe('snapshots and .ignore / .rgignore files', () => {
     expect(await snapshotPaths(repo)).toEqual(expected);
   });
 
+  it('meet a .ignore file inside a directory that only a .ignore rule re-includes', async () => {
+    write({
+      '.gitignore': 'vendor/\n',
+      '.ignore': '!vendor/\n',
+      'vendor/lib.js': 'lib\n',
+      'vendor/.ignore': '*.min.js\n',
+      'vendor/lib.min.js': 'min\n',
+      'vendor/inner/.rgignore': '*.js\n!keep.js\n',
+      'vendor/inner/a.js': 'a\n',
+      'vendor/inner/keep.js': 'keep\n',
+    });
+    const expected = ripgrepPaths();
+    expect(expected).toEqual(['.gitignore', '.ignore', 'vendor/.ignore', 'vendor/inner/.rgignore', 'vendor/inner/keep.js', 'vendor/lib.js']);
+    const repo = shadow();
+    expect(await snapshotPaths(repo)).toEqual(expected);
+    write({ 'vendor/.ignore': 'lib.js\n' });
+    const second = ripgrepPaths();
+    expect(second).toContain('vendor/lib.min.js');
+    expect(await snapshotPaths(repo)).toEqual(second);
+  });
+
   it('follow the .ignore files of the directories above the working directory', async () => {
     writeFileSync(join(base, '.ignore'), 'wd/skipped/\n*.bak\n');
     write({ 'skipped/a.ts': 'a\n', 'kept.ts': 'k\n', 'old.bak': 'b\n', 'sub/new.bak': 'b\n' });
