@@ -197,7 +197,7 @@ export class ShadowRepo {
    * only reveal files in directories the last one opened).
    */
   private async lookForChanges(rules: SnapshotRules, maxFileBytes: number): Promise<Changes> {
-    const known = this.knownSearchIgnores();
+    const { paths: known, recorded } = await this.knownSearchIgnores();
     let searchIgnores = new SearchIgnores(this.workingDir, known);
     let rulesChanged = await this.applyRules(rules, searchIgnores, maxFileBytes);
     const met = new Set(known);
@@ -216,7 +216,7 @@ export class ShadowRepo {
         rulesChanged ||= again;
       }
       if (!again) {
-        if (searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
+        if (!recorded || searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
         return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined };
       }
     }
@@ -244,9 +244,20 @@ export class ShadowRepo {
     return join(this.target.gitDir, 'mada-search-ignores');
   }
 
-  /** The `.ignore` and `.rgignore` files inside the working directory that earlier snapshots came across. */
-  private knownSearchIgnores(): string[] {
-    return (readSmallFile(this.searchIgnoresFile, 'latin1') ?? '').split('\0').filter(Boolean);
+  /**
+   * The `.ignore` and `.rgignore` files inside the working directory that earlier snapshots came
+   * across, or undefined when none kept the list: a shadow repository made before snapshots kept
+   * it may hold such files, unchanged since, that `status` will never report.
+   */
+  private recordedSearchIgnores(): string[] | undefined {
+    return readSmallFile(this.searchIgnoresFile, 'latin1')?.split('\0').filter(Boolean);
+  }
+
+  private async knownSearchIgnores(): Promise<{ paths: string[]; recorded: boolean }> {
+    const recorded = this.recordedSearchIgnores();
+    if (recorded) return { paths: recorded, recorded: true };
+    const { stdout } = await this.git(['ls-files', '-z', '--', ':(glob)**/.ignore', ':(glob)**/.rgignore']);
+    return { paths: nulFields(stdout, 'latin1'), recorded: false };
   }
 
   private recordSearchIgnores(paths: readonly string[]): void {

@@ -133,6 +133,17 @@ describe('snapshots and .ignore / .rgignore files', () => {
     expect(await snapshotPaths(repo)).toEqual(second);
   });
 
+  it('find the .ignore files a shadow repository made before they counted already holds', async () => {
+    write({ '.ignore': 'a.txt\n', 'a.txt': 'a\n', 'b.txt': 'b\n', 'sub/.rgignore': 'c.txt\n', 'sub/c.txt': 'c\n' });
+    const repo = shadow();
+    expect(await snapshotPaths(repo)).toEqual(ripgrepPaths());
+    // What such a repository looks like: the files in its index, their rules nowhere.
+    const gitDir = ShadowRepo.gitDirFor(root, workingDir);
+    rmSync(join(gitDir, 'mada-search-ignores'));
+    writeFileSync(join(gitDir, 'info', 'exclude'), '');
+    expect(await snapshotPaths(shadow())).toEqual(['.ignore', 'b.txt', 'sub/.rgignore']);
+  });
+
   it('follow the .ignore files of the directories above the working directory', async () => {
     writeFileSync(join(base, '.ignore'), 'wd/skipped/\n*.bak\n');
     write({ 'skipped/a.ts': 'a\n', 'kept.ts': 'k\n', 'old.bak': 'b\n', 'sub/new.bak': 'b\n' });
