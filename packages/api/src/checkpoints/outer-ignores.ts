@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
-import { asBytes } from './snapshot-rules.js';
+import { asBytes, escapePattern } from './snapshot-rules.js';
 
 /**
  * The rules of the `.gitignore` files above the working directory, as lines for the shadow
@@ -20,7 +20,31 @@ export function outerIgnoreLines(workingDir: string): string[] {
   }
   return files.flatMap(({ dir, text }) => {
     const prefix = `${asBytes(relative(dir, workingDir).split(sep).join('/'))}/`;
-    return text.split('\n').flatMap((line) => translate(line, prefix) ?? []);
+    return outerRuleLines(text, prefix);
+  });
+}
+
+/** The lines of an ignore file above the working directory, which lies at `prefix` (`a/b/`) from it. */
+export const outerRuleLines = (text: string, prefix: string): string[] => text.split('\n').flatMap((line) => translate(line, prefix) ?? []);
+
+/**
+ * The lines of an ignore file in the directory `dir` (bytes, relative, '' for the working
+ * directory itself), rewritten to match from the working directory: anchored at `dir`, a rule
+ * without a slash at any depth below it, as it matched there.
+ */
+export function innerRuleLines(text: string, dir: string): string[] {
+  return text.split('\n').flatMap((raw) => {
+    const line = raw.endsWith('\\ ') ? raw : raw.trimEnd();
+    if (line === '' || line.startsWith('#')) return [];
+    if (dir === '' || dir.includes('\n')) return dir === '' ? [line] : [];
+    const negated = line.startsWith('!');
+    let pattern = negated ? line.slice(1) : line;
+    const dirOnly = pattern.endsWith('/');
+    if (dirOnly) pattern = pattern.slice(0, -1);
+    if (pattern === '') return [];
+    const anchor = `/${escapePattern(dir)}/`;
+    const rooted = pattern.startsWith('/') ? pattern.slice(1) : pattern.includes('/') || pattern.startsWith('**/') ? pattern : `**/${pattern}`;
+    return [`${negated ? '!' : ''}${anchor}${rooted}${dirOnly ? '/' : ''}`];
   });
 }
 

@@ -3,10 +3,12 @@ import { lstatSync, readFileSync, rmSync, writeFileSync, type Stats } from 'node
 import { mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { join } from 'node:path';
+import { DEFAULT_IGNORED_DIRS } from '../tools/search/backend.js';
 import { walkFiles } from '../tools/search/walk.js';
 import { GIT_TIMEOUT_MS, nulFields, runGit, type GitTarget } from './git.js';
 import { writeCommit, writeRef } from './loose-store.js';
 import { outerIgnoreLines } from './outer-ignores.js';
+import { GlobVerdict, isSearchIgnoreFile, SearchIgnores } from './search-ignores.js';
 import { asBytes, SnapshotRules } from './snapshot-rules.js';
 
 /**
@@ -86,6 +88,20 @@ function parseStatus(output: Buffer): StatusReport {
   return report;
 }
 
+/** What changed since the last snapshot, as `lookForChanges` found it. */
+interface Changes {
+  report: StatusReport;
+  /** Files the index does not hold yet. */
+  found: string[];
+  /** The rules changed, and the files they now leave out left the index. */
+  rulesChanged: boolean;
+  /** glob_files' verdict, while a `.ignore` or `.rgignore` file takes part. */
+  verdict: GlobVerdict | undefined;
+}
+
+/** Rounds of `status` a snapshot takes at most to meet new `.ignore`/`.rgignore` files (one when none is new). */
+const MAX_LOOKS = 4;
+
 /** How the index follows the working directory: paths to (re)hash, paths to drop, files too large. */
 interface IndexUpdate {
   add: string[];
@@ -159,12 +175,12 @@ export class ShadowRepo {
     await this.ensure();
     this.removeStaleIndexLock();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
-    const rulesChanged = await this.applyRules(rules, limits.maxFileBytes);
     const head = this.head();
-    const report = parseStatus((await this.git(STATUS)).stdout);
-    const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
-    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found]);
-    const update = await this.sortOut(report.changed, found, (path) => rules.hides(path) || nowIgnored.has(path), limits.maxFileBytes);
+    const { report, found, rulesChanged, verdict } = await this.lookForChanges(rules, limits.maxFileBytes);
+    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found], verdict);
+    const globHidden = verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>();
+    const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
+    const update = await this.sortOut(report.changed, found, hidden, limits.maxFileBytes);
     update.drop = [...new Set([...update.drop, ...nowIgnored])];
     if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
     if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
@@ -172,6 +188,80 @@ export class ShadowRepo {
     const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
     const skipped = update.skipped.map(fromBytes).sort();
     return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+  }
+
+  /**
+   * What `status` reports under the current rules, with the files a `!` rule of a `.ignore` or
+   * `.rgignore` takes back from git's ignored ones. A `.ignore` or `.rgignore` among them that no
+   * snapshot met before joins the rules, and git looks again (a few rounds at most: each round can
+   * only reveal files in directories the last one opened).
+   */
+  private async lookForChanges(rules: SnapshotRules, maxFileBytes: number): Promise<Changes> {
+    const { paths: known, recorded } = await this.knownSearchIgnores();
+    let searchIgnores = new SearchIgnores(this.workingDir, known);
+    let rulesChanged = await this.applyRules(rules, searchIgnores, maxFileBytes);
+    const met = new Set(known);
+    for (let round = 1; ; round++) {
+      const report = parseStatus((await this.git(STATUS)).stdout);
+      const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+      const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
+      if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)));
+      const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !met.has(path));
+      let again = false;
+      if (discovered.length > 0 && round < MAX_LOOKS) {
+        for (const path of discovered) met.add(path);
+        const wasActive = searchIgnores.active;
+        searchIgnores = new SearchIgnores(this.workingDir, [...searchIgnores.present, ...discovered]);
+        again = (await this.applyRules(rules, searchIgnores, maxFileBytes)) || searchIgnores.active !== wasActive;
+        rulesChanged ||= again;
+      }
+      if (!again) {
+        if (!recorded || searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
+        return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined };
+      }
+    }
+  }
+
+  /**
+   * Files git leaves out for a `.gitignore` rule that a `!` rule of a `.ignore` or `.rgignore`
+   * re-includes (ripgrep ranks those files above `.gitignore`, git ranks any `.gitignore` above
+   * info/exclude): git lists the ignored files below the directories holding such rules, and
+   * glob_files' verdict picks those it lists. Only while such a rule exists.
+   */
+  private async reincluded(searchIgnores: SearchIgnores, verdict: GlobVerdict, rules: SnapshotRules): Promise<string[]> {
+    if (searchIgnores.reincluding.length === 0) return [];
+    const pathspecs = [
+      ...searchIgnores.reincluding.map((dir) => `:(literal)${dir === '' ? '.' : dir}`),
+      ...DEFAULT_IGNORED_DIRS.map((name) => `:(exclude,glob)**/${name}/**`),
+    ];
+    const { stdout } = await this.git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--', ...pathspecs]);
+    const ignored = nulFields(stdout, 'latin1').filter((path) => !rules.hides(path));
+    const hidden = await verdict.hidden(ignored);
+    return ignored.filter((path) => !hidden.has(path));
+  }
+
+  private get searchIgnoresFile(): string {
+    return join(this.target.gitDir, 'mada-search-ignores');
+  }
+
+  /**
+   * The `.ignore` and `.rgignore` files inside the working directory that earlier snapshots came
+   * across, or undefined when none kept the list: a shadow repository made before snapshots kept
+   * it may hold such files, unchanged since, that `status` will never report.
+   */
+  private recordedSearchIgnores(): string[] | undefined {
+    return readSmallFile(this.searchIgnoresFile, 'latin1')?.split('\0').filter(Boolean);
+  }
+
+  private async knownSearchIgnores(): Promise<{ paths: string[]; recorded: boolean }> {
+    const recorded = this.recordedSearchIgnores();
+    if (recorded) return { paths: recorded, recorded: true };
+    const { stdout } = await this.git(['ls-files', '-z', '--', ':(glob)**/.ignore', ':(glob)**/.rgignore']);
+    return { paths: nulFields(stdout, 'latin1'), recorded: false };
+  }
+
+  private recordSearchIgnores(paths: readonly string[]): void {
+    writeFileSync(this.searchIgnoresFile, paths.join('\0'), 'latin1');
   }
 
   /**
@@ -208,15 +298,15 @@ export class ShadowRepo {
    * or the ignore rules above the working directory changed since the last snapshot, drops from
    * the index every file they now leave out. True when they changed.
    */
-  private async applyRules(rules: SnapshotRules, maxFileBytes: number): Promise<boolean> {
-    const excludeText = rules.excludeFile(outerIgnoreLines(this.workingDir));
+  private async applyRules(rules: SnapshotRules, searchIgnores: SearchIgnores, maxFileBytes: number): Promise<boolean> {
+    const excludeText = rules.excludeFile([...outerIgnoreLines(this.workingDir), ...searchIgnores.lines]);
     const [lastLimit, lastExclude] = [readSmallFile(this.limitFile, 'utf8'), readSmallFile(this.excludeFile, 'latin1')];
     if (lastLimit === String(maxFileBytes) && lastExclude === excludeText) return false;
     // The limit file goes first and comes back last: a pass interrupted in between is done again.
     rmSync(this.limitFile, { force: true });
     writeFileSync(this.excludeFile, excludeText, 'latin1');
     const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
-    const ignored = await this.ignoredInIndex();
+    const ignored = searchIgnores.active ? await new GlobVerdict(this.workingDir).hidden(indexed) : await this.ignoredInIndex();
     const stats = await statsOf(indexed.map((path) => this.absolute(path)));
     const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
     if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
@@ -275,8 +365,9 @@ export class ShadowRepo {
    * When an ignore file changed, the files the index holds that its rules now cover: they leave
    * the snapshot, as they leave glob_files' listing (git itself would keep tracking them).
    */
-  private async trackedButIgnored(reported: readonly string[]): Promise<Set<string>> {
+  private async trackedButIgnored(reported: readonly string[], verdict: GlobVerdict | undefined): Promise<Set<string>> {
     if (!reported.some((path) => path === '.gitignore' || path.endsWith('/.gitignore'))) return new Set();
+    if (verdict) return verdict.hidden(nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1'));
     return this.ignoredInIndex();
   }
 

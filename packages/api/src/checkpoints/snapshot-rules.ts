@@ -28,13 +28,14 @@ export class SnapshotRules {
   }
 
   /**
-   * The shadow repository's `info/exclude`: the outer ignore rules (see outer-ignores.ts), then
+   * The shadow repository's `info/exclude`: the outer `.gitignore` rules (see outer-ignores.ts) and
+   * those of the `.ignore` and `.rgignore` files (search-ignores.ts), then
    * the same rules as `hides`, so git does not even walk those directories. For those only a
    * shortcut: a `.gitignore` in the working directory outranks that file and
    * can re-include them, so what git lists still goes through `hides`.
    */
-  excludeFile(outerIgnoreLines: readonly string[]): string {
-    const lines = ['# Written by mada. The .gitignore rules of directories above the working directory:', ...outerIgnoreLines];
+  excludeFile(translatedLines: readonly string[]): string {
+    const lines = ['# Written by mada. Rules of ignore files git does not read (outer .gitignore, .ignore, .rgignore):', ...translatedLines];
     lines.push('# Never snapshotted, whatever the working directory says:', ...DEFAULT_IGNORED_DIRS.map((name) => `${name}/`));
     for (const dir of this.excluded) {
       if (dir === '') lines.push('/*');
@@ -53,7 +54,7 @@ const leavesDir = (rel: string): boolean => rel === '..' || rel.startsWith(`..${
 export const asBytes = (path: string): string => Buffer.from(path, 'utf8').toString('latin1');
 
 /** A path as a gitignore pattern that matches it literally. */
-function escapePattern(path: string): string {
+export function escapePattern(path: string): string {
   const escaped = path.replace(/[\\*?[]/g, (char) => `\\${char}`).replace(/ +$/, (spaces) => spaces.replace(/ /g, '\\ '));
   return /^[!#]/.test(escaped) ? `\\${escaped}` : escaped;
 }

@@ -1,0 +1,131 @@
+import { lstatSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { childPath, isIgnored, loadDirectoryRules, loadParentRules, type DirectoryRules, type RuleChain } from '../tools/search/ignore-files.js';
+import { parseIgnoreFile } from '../tools/search/ignore-rules.js';
+import { innerRuleLines, outerRuleLines } from './outer-ignores.js';
+import { asBytes } from './snapshot-rules.js';
+
+/** The ignore files ripgrep reads and git does not; by rank, lowest first. */
+const SEARCH_IGNORE_NAMES = ['.ignore', '.rgignore'] as const;
+
+/** Whether a path (bytes, relative) names a `.ignore` or `.rgignore` file. */
+export const isSearchIgnoreFile = (path: string): boolean => SEARCH_IGNORE_NAMES.some((name) => path === name || path.endsWith(`/${name}`));
+
+/**
+ * The `.ignore` and `.rgignore` files that glob_files honours and git does not: those of the
+ * directories above the working directory (read each time, like the outer `.gitignore` files) and
+ * those inside it that snapshots came across (`known`: git lists them like any file, so none is
+ * looked for). Their rules become lines of the shadow repository's `info/exclude`, anchored at
+ * their directories, so git does not walk what they hide; where git's order of precedence differs
+ * from ripgrep's (in git any `.gitignore` outranks `info/exclude`), `GlobVerdict` decides.
+ */
+export class SearchIgnores {
+  /** Lines for `info/exclude`, after those of the outer `.gitignore` files. */
+  readonly lines: string[] = [];
+  /** The files inside the working directory that still exist (bytes, relative). */
+  readonly present: string[] = [];
+  /** Directories (bytes, relative, '' for the working directory) under which a `!` rule may re-include what git ignores. */
+  readonly reincluding: string[] = [];
+  /** Whether any such file exists, inside or above: when none does, snapshots cost what they did without. */
+  readonly active: boolean;
+
+  constructor(workingDir: string, known: readonly string[]) {
+    const outer = outerFiles(workingDir);
+    const inner = [...new Set(known)].sort(byDepth).flatMap((path) => {
+      const text = readSmallRegularFile(Buffer.from(`${asBytes(workingDir)}/${path}`, 'latin1'));
+      return text === undefined ? [] : [{ path, text }];
+    });
+    this.present = inner.map(({ path }) => path);
+    for (const name of SEARCH_IGNORE_NAMES) {
+      for (const { text } of outer.filter((file) => file.name === name)) {
+        this.lines.push(...text.lines);
+        if (text.reincludes) this.reincluding.push('');
+      }
+      for (const { path, text } of inner.filter((file) => file.path.endsWith(name))) {
+        const dir = path.slice(0, Math.max(path.lastIndexOf('/'), 0));
+        this.lines.push(...innerRuleLines(text, dir));
+        if (hasWhitelist(text)) this.reincluding.push(dir);
+      }
+    }
+    this.active = outer.length > 0 || inner.length > 0;
+  }
+}
+
+/** `.ignore`/`.rgignore` files above the working directory (ripgrep reads them up to `/`), outermost first. */
+function outerFiles(workingDir: string): { name: string; text: { lines: string[]; reincludes: boolean } }[] {
+  const files: { name: string; text: { lines: string[]; reincludes: boolean } }[] = [];
+  for (let dir = dirname(workingDir); ; dir = dirname(dir)) {
+    for (const name of SEARCH_IGNORE_NAMES) {
+      const text = readSmallRegularFile(join(dir, name));
+      if (text === undefined) continue;
+      const prefix = `${asBytes(workingDir.slice(dir === '/' ? 1 : dir.length + 1))}/`;
+      files.unshift({ name, text: { lines: outerRuleLines(text, prefix), reincludes: hasWhitelist(text) } });
+    }
+    if (dir === dirname(dir)) return files;
+  }
+}
+
+const hasWhitelist = (text: string): boolean => parseIgnoreFile(text).some((rule) => rule.whitelist);
+
+const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * A regular file of at most 1 MiB, read synchronously as bytes: anything else (a FIFO planted as
+ * `.ignore` would block the read) counts as missing.
+ */
+function readSmallRegularFile(path: string | Buffer): string | undefined {
+  try {
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (!stats?.isFile() || stats.size > 1024 * 1024) return undefined;
+    return readFileSync(path, 'latin1');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * glob_files' own verdict on paths of the working directory (bytes, relative): the ignore files
+ * of each directory on the way, ranked as ripgrep ranks them, read once per directory.
+ */
+export class GlobVerdict {
+  private readonly dirs = new Map<string, Promise<{ chain: RuleChain; hidden: boolean }>>();
+
+  constructor(private readonly workingDir: string) {}
+
+  /** Whether glob_files leaves the file out (it or a directory on its way is ignored). */
+  async hides(path: string): Promise<boolean> {
+    const cut = path.lastIndexOf('/');
+    const parent = await this.dir(cut < 0 ? '' : path.slice(0, cut));
+    return parent.hidden || isIgnored(this.absolute(path), false, parent.chain);
+  }
+
+  /** The paths among `paths` that glob_files leaves out. */
+  async hidden(paths: readonly string[]): Promise<Set<string>> {
+    const verdicts = await Promise.all(paths.map((path) => this.hides(path)));
+    return new Set(paths.filter((_, i) => verdicts[i]));
+  }
+
+  private dir(path: string): Promise<{ chain: RuleChain; hidden: boolean }> {
+    let state = this.dirs.get(path);
+    if (state === undefined) {
+      state = this.load(path);
+      this.dirs.set(path, state);
+    }
+    return state;
+  }
+
+  private async load(path: string): Promise<{ chain: RuleChain; hidden: boolean }> {
+    const absolute = this.absolute(path);
+    if (path === '') return { chain: [await loadDirectoryRules(absolute), ...(await loadParentRules(absolute))], hidden: false };
+    const cut = path.lastIndexOf('/');
+    const parent = await this.dir(cut < 0 ? '' : path.slice(0, cut));
+    const hidden = parent.hidden || isIgnored(absolute, true, parent.chain);
+    // A hidden directory's own rules never count: nothing below it is listed.
+    const chain: DirectoryRules[] = hidden ? [...parent.chain] : [await loadDirectoryRules(absolute), ...parent.chain];
+    return { chain, hidden };
+  }
+
+  private absolute(path: string): string {
+    return path === '' ? this.workingDir : childPath(this.workingDir, Buffer.from(path, 'latin1').toString('utf8'));
+  }
+}
