@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readRegularFileSync } from '../util/regular-file.js';
 import { dirname, join, relative, sep } from 'node:path';
 import { asBytes, escapePattern } from './snapshot-rules.js';
 
@@ -62,14 +63,10 @@ function translate(raw: string, prefix: string): string | undefined {
 }
 
 /**
- * Read synchronously, like the rest of a snapshot's bookkeeping, so one over 1 MiB is not read:
- * the directory above a working directory may still belong to the repository an attacker wrote.
+ * Read synchronously, like the rest of a snapshot's bookkeeping, and only a regular file of at
+ * most 1 MiB: the directory above a working directory may still belong to the repository an
+ * attacker wrote (a FIFO there would stop the event loop).
  */
 function readIgnoreFile(path: string): string | undefined {
-  try {
-    const text = readFileSync(path, 'latin1');
-    return text.length <= 1024 * 1024 ? text : undefined;
-  } catch {
-    return undefined;
-  }
+  return readRegularFileSync(path, 1024 * 1024)?.toString('latin1');
 }

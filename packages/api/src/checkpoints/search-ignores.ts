@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { readRegularFileSync } from '../util/regular-file.js';
 import { dirname, join } from 'node:path';
 import { childPath, isIgnored, loadDirectoryRules, loadParentRules, type DirectoryRules, type RuleChain } from '../tools/search/ignore-files.js';
 import { parseIgnoreFile } from '../tools/search/ignore-rules.js';
@@ -69,18 +69,9 @@ const hasWhitelist = (text: string): boolean => parseIgnoreFile(text).some((rule
 
 const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * A regular file of at most 1 MiB, read synchronously as bytes: anything else (a FIFO planted as
- * `.ignore` would block the read) counts as missing.
- */
+/** A regular file of at most 1 MiB, read synchronously as bytes: anything else (a FIFO planted as `.ignore`) counts as missing. */
 function readSmallRegularFile(path: string | Buffer): string | undefined {
-  try {
-    const stats = lstatSync(path, { throwIfNoEntry: false });
-    if (!stats?.isFile() || stats.size > 1024 * 1024) return undefined;
-    return readFileSync(path, 'latin1');
-  } catch {
-    return undefined;
-  }
+  return readRegularFileSync(path, 1024 * 1024)?.toString('latin1');
 }
 
 /**

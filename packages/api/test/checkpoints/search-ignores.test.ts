@@ -151,4 +151,14 @@ describe('snapshots and .ignore / .rgignore files', () => {
     expect(expected).toEqual(['kept.ts']);
     expect(await snapshotPaths(shadow())).toEqual(expected);
   });
+
+  it('pass over ignore files that are FIFOs, above the working directory and in it, without waiting', async () => {
+    // A read of a FIFO waits for a writer: synchronously it would stop the service's event loop.
+    execFileSync('mkfifo', [join(base, '.gitignore'), join(base, '.ignore')]);
+    write({ 'kept.ts': 'k\n', 'sub/a.ts': 'a\n' });
+    execFileSync('mkfifo', [join(workingDir, 'sub', '.ignore'), join(workingDir, '.rgignore')]);
+    const paths = await snapshotPaths(shadow());
+    expect(paths).toContain('kept.ts');
+    expect(paths).toContain('sub/a.ts');
+  });
 });

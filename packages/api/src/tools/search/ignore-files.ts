@@ -1,6 +1,7 @@
-import { access, readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { readRegularFile } from '../../util/regular-file.js';
 import { matchIgnoreRules, parseIgnoreLines, type IgnoreRule, type IgnoreVerdict } from './ignore-rules.js';
 
 /** The ignore files of one directory, by ripgrep's precedence (highest first). */
@@ -18,15 +19,15 @@ export type RuleChain = readonly DirectoryRules[];
 
 /** Ignore-file lines compiled between two turns of the event loop (a hostile file may hold millions). */
 const LINES_PER_SLICE = 2000;
+/** Far above any ignore file a project writes; a planted multi-gigabyte one is not read. */
+const MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024;
 
 async function readRules(path: string): Promise<IgnoreRule[]> {
-  let lines: string[];
-  try {
-    lines = (await readFile(path, 'utf8')).split('\n');
-  } catch {
-    // Missing or unreadable: ripgrep skips such files silently too.
-    return [];
-  }
+  const bytes = await readRegularFile(path, MAX_IGNORE_FILE_BYTES);
+  // Missing or unreadable: ripgrep skips such files silently too. Not a regular file (a FIFO)
+  // or larger than any real one: skipped too, where ripgrep would wait or fill memory.
+  if (bytes === undefined) return [];
+  const lines = bytes.toString('utf8').split('\n');
   const rules: IgnoreRule[] = [];
   for (let start = 0; start < lines.length; start += LINES_PER_SLICE) {
     if (start > 0) await yieldToEventLoop();

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,5 +49,14 @@ describe('the JavaScript content search', () => {
 
   it('refuses an invalid pattern before starting any work', async () => {
     await expect(search('(unclosed', new AbortController().signal)).rejects.toThrow('Invalid regex pattern');
+  });
+
+  it('passes over ignore files that are FIFOs instead of waiting on them for ever', async () => {
+    const root = await mkdtemp(join(dir, 'fifos-'));
+    await writeFile(join(root, 'found.txt'), 'a needle here\n');
+    execFileSync('mkfifo', [join(root, '.gitignore'), join(root, '.ignore'), join(root, '.rgignore')]);
+    // Four such reads would hold every libuv thread, and with them every file operation of the service.
+    const found = await search('needle', AbortSignal.timeout(10_000), root);
+    expect(found.map((f) => f.path)).toEqual([join(root, 'found.txt')]);
   });
 });
