@@ -102,7 +102,6 @@ export class ApprovalService {
       createdAt,
       expiresAt: new Date(createdAt.getTime() + this.options.timeoutMs),
     });
-    await this.options.runs.updateRun(run.id, { status: 'waiting_approval' }, ['running']);
     emit({
       event: 'approval_requested',
       approval_id: approval.id,

@@ -30,6 +30,10 @@ export interface ApprovalGrant {
 }
 
 export interface ApprovalRepository {
+  /**
+   * Stores a pending approval and marks its run `waiting_approval` (if it is running) in one
+   * transaction: nobody sees the approval while its run still says `running`.
+   */
   createApproval(input: NewApproval): Promise<ApprovalRecord>;
   findApproval(id: string): Promise<ApprovalRecord | undefined>;
   /** The user's approvals, newest first, optionally of one status, with the total that matches. */

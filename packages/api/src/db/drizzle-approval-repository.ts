@@ -11,8 +11,15 @@ export class DrizzleApprovalRepository implements ApprovalRepository {
   }
 
   createApproval(input: NewApproval): Promise<ApprovalRecord> {
-    const a = this.t.approvals;
-    return this.adapter.run(async (db) => (await db.insert(a).values({ ...input, status: 'pending' }).returning())[0]!);
+    const { approvals: a, runs: r } = this.t;
+    return this.adapter.transaction(async (tx) => {
+      const [stored] = await tx.insert(a).values({ ...input, status: 'pending' }).returning();
+      await tx
+        .update(r)
+        .set({ status: 'waiting_approval' })
+        .where(and(eq(r.id, input.runId), eq(r.status, 'running')));
+      return stored!;
+    });
   }
 
   findApproval(id: string): Promise<ApprovalRecord | undefined> {

@@ -68,8 +68,12 @@ describe.skipIf(unavailable !== undefined)('PostgreSQL stopped and started again
     base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   }, 60_000);
   afterAll(async () => {
-    await t?.close();
+    // In the full suite on Node 24 (twice, never alone or on Node 20), t.close() has not returned
+    // after the restart. The cluster goes first, so no pool connection can wait on it, and the
+    // close is bounded and said, so the next run's log shows it if it happens again.
     await server?.destroy();
+    const closed = t === undefined || (await Promise.race([t.close().then(() => true), sleep(20_000).then(() => false)]));
+    if (!closed) console.warn('postgres-restart: the app did not close within 20 s of its database going away');
   }, 60_000);
 
   const call = async (method: string, path: string, body?: object) => {

@@ -96,19 +96,16 @@ export class PidsCgroupPool {
   }
 
   acquire(maxProcesses: number): string {
-    const dir = this.free.pop() ?? this.make();
+    let dir = this.free.pop();
+    // Charged again since its release (see charged): made anew rather than started full.
+    while (dir !== undefined && charged(dir)) dir = this.free.pop();
+    dir ??= this.make();
     writeFileSync(join(dir, 'pids.max'), String(maxProcesses));
     return dir;
   }
 
   release(dir: string): void {
-    let busy = true;
-    try {
-      busy = readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() !== '';
-    } catch {
-      return;
-    }
-    if (!busy) this.free.push(dir);
+    if (!charged(dir)) this.free.push(dir);
   }
 
   private make(): string {
@@ -126,6 +123,20 @@ export class PidsCgroupPool {
         // Still in use by a process that outlived the service; the kernel keeps it until empty.
       }
     }
+  }
+}
+
+/**
+ * Whether processes still count against the cgroup. `cgroup.procs` empties when they exit, but
+ * `pids.current` keeps them until they are reaped: a killed sandbox's processes are reaped by the
+ * host's init, which under load can take a while, and a cgroup reused meanwhile starts full
+ * (`bwrap: Can't fork for pid 1`). Unreadable counts as charged.
+ */
+function charged(dir: string): boolean {
+  try {
+    return readFileSync(join(dir, 'pids.current'), 'utf8').trim() !== '0';
+  } catch {
+    return true;
   }
 }
 
