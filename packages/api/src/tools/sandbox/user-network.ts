@@ -66,7 +66,10 @@ export function connectUserNetwork(child: ChildProcess, slirpPath: string, track
       const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
       if (pid === undefined || slirp !== undefined) return;
       const userns = process.getuid?.() === 0 ? [] : [`--userns-path=/proc/${pid}/ns/user`];
-      slirp = spawn(slirpPath, ['--configure', '--mtu=65520', '--disable-host-loopback', `--ready-fd=3`, `--exit-fd=4`, ...userns, pid, 'tap0'], {
+      // slirp4netns parses every packet the sandbox sends, outside it: its own sandbox (a mount
+      // namespace of its own, capabilities dropped) and seccomp filter confine a bug in that parser.
+      const confined = ['--enable-sandbox', '--enable-seccomp'];
+      slirp = spawn(slirpPath, ['--configure', '--mtu=65520', '--disable-host-loopback', ...confined, `--ready-fd=3`, `--exit-fd=4`, ...userns, pid, 'tap0'], {
         stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
         detached: true,
         env: {},
