@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readRegularFileSync } from '../util/regular-file.js';
 import { dirname, join, relative, sep } from 'node:path';
+import { readRegularFileSync } from '../util/regular-file.js';
 import { asBytes, escapePattern } from './snapshot-rules.js';
 
 /**
@@ -63,10 +63,11 @@ function translate(raw: string, prefix: string): string | undefined {
 }
 
 /**
- * Read synchronously, like the rest of a snapshot's bookkeeping, and only a regular file of at
- * most 1 MiB: the directory above a working directory may still belong to the repository an
- * attacker wrote (a FIFO there would stop the event loop).
+ * An ignore file as snapshots read it: synchronously, like the rest of a snapshot's bookkeeping,
+ * and only a regular file of at most 1 MiB, as bytes. The directory above a working directory may
+ * still belong to the repository an attacker wrote, and anything else (a FIFO planted as
+ * `.gitignore` or `.ignore`) would stop the event loop; it counts as missing.
  */
-function readIgnoreFile(path: string): string | undefined {
+export function readIgnoreFile(path: string | Buffer): string | undefined {
   return readRegularFileSync(path, 1024 * 1024)?.toString('latin1');
 }

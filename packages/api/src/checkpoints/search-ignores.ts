@@ -1,8 +1,7 @@
-import { readRegularFileSync } from '../util/regular-file.js';
 import { dirname, join } from 'node:path';
 import { childPath, isIgnored, loadDirectoryRules, loadParentRules, type DirectoryRules, type RuleChain } from '../tools/search/ignore-files.js';
 import { parseIgnoreFile } from '../tools/search/ignore-rules.js';
-import { innerRuleLines, outerRuleLines } from './outer-ignores.js';
+import { innerRuleLines, outerRuleLines, readIgnoreFile } from './outer-ignores.js';
 import { asBytes } from './snapshot-rules.js';
 
 /** The ignore files ripgrep reads and git does not; by rank, lowest first. */
@@ -32,7 +31,7 @@ export class SearchIgnores {
   constructor(workingDir: string, known: readonly string[]) {
     const outer = outerFiles(workingDir);
     const inner = [...new Set(known)].sort(byDepth).flatMap((path) => {
-      const text = readSmallRegularFile(Buffer.from(`${asBytes(workingDir)}/${path}`, 'latin1'));
+      const text = readIgnoreFile(Buffer.from(`${asBytes(workingDir)}/${path}`, 'latin1'));
       return text === undefined ? [] : [{ path, text }];
     });
     this.present = inner.map(({ path }) => path);
@@ -56,7 +55,7 @@ function outerFiles(workingDir: string): { name: string; text: { lines: string[]
   const files: { name: string; text: { lines: string[]; reincludes: boolean } }[] = [];
   for (let dir = dirname(workingDir); ; dir = dirname(dir)) {
     for (const name of SEARCH_IGNORE_NAMES) {
-      const text = readSmallRegularFile(join(dir, name));
+      const text = readIgnoreFile(join(dir, name));
       if (text === undefined) continue;
       const prefix = `${asBytes(workingDir.slice(dir === '/' ? 1 : dir.length + 1))}/`;
       files.unshift({ name, text: { lines: outerRuleLines(text, prefix), reincludes: hasWhitelist(text) } });
@@ -68,11 +67,6 @@ function outerFiles(workingDir: string): { name: string; text: { lines: string[]
 const hasWhitelist = (text: string): boolean => parseIgnoreFile(text).some((rule) => rule.whitelist);
 
 const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
-
-/** A regular file of at most 1 MiB, read synchronously as bytes: anything else (a FIFO planted as `.ignore`) counts as missing. */
-function readSmallRegularFile(path: string | Buffer): string | undefined {
-  return readRegularFileSync(path, 1024 * 1024)?.toString('latin1');
-}
 
 /**
  * glob_files' own verdict on paths of the working directory (bytes, relative): the ignore files
