@@ -85,20 +85,16 @@ export const isAvailable = (availability: SandboxAvailability): availability is 
 
 const probes = new Map<string, Promise<SandboxAvailability>>();
 
+/** `true` in a sandbox with nothing allowed and the tools' kind of limits: what the start-up probes run. */
+function probeLaunch(found: Usable, network: boolean): Launch & { launcher: SandboxLauncher } {
+  const spec = { allowedPaths: [], writable: false, network, readOnlyPaths: [], hiddenPaths: [], toolchains: [], tmpBytes: 1024 * 1024 };
+  const launcher = new SandboxLauncher(found, spec, { memoryMb: 256, maxProcesses: 16 });
+  return { launcher, ...launcher.launch(locateProgram('true', SYSTEM_PATH) ?? '/bin/true', [], '/') };
+}
+
 /** Runs `true` in the same sandbox and limits the tools get: namespaces may be refused (containers). */
 function probe(found: Usable): Promise<SandboxAvailability> {
-  const truePath = locateProgram('true', SYSTEM_PATH) ?? '/bin/true';
-  const spec = {
-    allowedPaths: [],
-    writable: false,
-    network: false,
-    readOnlyPaths: [],
-    hiddenPaths: [],
-    toolchains: [],
-    tmpBytes: 1024 * 1024,
-  };
-  const launcher = new SandboxLauncher(found, spec, { memoryMb: 256, maxProcesses: 16 });
-  const { file, args } = launcher.launch(truePath, [], '/');
+  const { launcher, file, args } = probeLaunch(found, false);
   return new Promise((resolve) => {
     execFile(file, args, { timeout: PROBE_TIMEOUT_MS, env: {} }, (error, _stdout, stderr) => {
       launcher.dispose();
@@ -116,10 +112,7 @@ function probeUserNetwork(found: Usable): Promise<SandboxAvailability> {
   const slirpPath = locateProgram('slirp4netns', SYSTEM_PATH);
   if (slirpPath === undefined) return Promise.resolve({ ...found, hostNetworkReason: 'slirp4netns is not installed' });
   const withSlirp: Usable = { ...found, slirpPath, resolvConf: stageResolvConf() };
-  const truePath = locateProgram('true', SYSTEM_PATH) ?? '/bin/true';
-  const spec = { allowedPaths: [], writable: false, network: true, readOnlyPaths: [], hiddenPaths: [], toolchains: [], tmpBytes: 1024 * 1024 };
-  const launcher = new SandboxLauncher(withSlirp, spec, { memoryMb: 256, maxProcesses: 16 });
-  const { file, args } = launcher.launch(truePath, [], '/');
+  const { launcher, file, args } = probeLaunch(withSlirp, true);
   return new Promise((resolve) => {
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], env: {}, detached: true });
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
