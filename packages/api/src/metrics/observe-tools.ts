@@ -7,9 +7,14 @@ function timedOut(context: ToolContext): boolean {
   return context.signal.aborted && reason instanceof Error && reason.name === 'TimeoutError';
 }
 
-/** A tool stopped by its time limit counts as `timeout`, whether it then threw or returned a failure. */
+/**
+ * A tool stopped by its time limit counts as `timeout`, whether it then threw or returned a
+ * failure. A shell tool keeps its own timer at the same limit (TOOL_TIMEOUT_SECONDS, or the
+ * call's shorter `timeout`) and may stop its processes a moment before the executor's signal
+ * fires; its result says so (`timed_out`).
+ */
 function outcomeOf(result: ToolResult | undefined, context: ToolContext): ToolOutcome {
-  if (timedOut(context)) return 'timeout';
+  if (timedOut(context) || result?.metadata.timed_out === true) return 'timeout';
   if (result) return result.success ? 'ok' : 'error';
   return context.signal.aborted ? 'cancelled' : 'error';
 }

@@ -170,6 +170,14 @@ describe('run, tool and model metrics', () => {
     }
   });
 
+  it("counts a shell command stopped by its own timer as a timeout, as when the executor's fires", async () => {
+    // The command's own 1 s limit ends it long before TOOL_TIMEOUT_SECONDS (120 s by default) could.
+    model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'node -e "setTimeout(() => {}, 5000)"', timeout: 1 } }), scripted.text('It took too long.'));
+    const response = await t.app.inject({ method: 'POST', url: '/agents/run', payload: { agent_type: 'task', prompt: 'Wait', mode: 'auto_accept' } });
+    expect(response.json()).toMatchObject({ success: true });
+    expect(sample(await scrape(t.app), 'mada_tool_calls_total', { tool: 'bash', outcome: 'timeout' })).toBe(1);
+  });
+
   it('counts a conversation turn as one run of its agent', async () => {
     model.push(scripted.toolCalls({ name: 'read_file', arguments: { file_path: join(t.workdir, 'notes.txt') } }), scripted.text('42'));
     const created = await t.app.inject({ method: 'POST', url: '/conversations/', payload: { agent_type: 'explore', working_dir: t.workdir } });
