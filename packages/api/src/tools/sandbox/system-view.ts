@@ -1,5 +1,5 @@
-import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, realpath } from 'node:fs/promises';
+import { existsSync, lstatSync, readlinkSync, rmSync } from 'node:fs';
+import { chmod, cp, lstat, mkdir, mkdtemp, readdir, realpath, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isWithin } from './paths.js';
@@ -29,11 +29,20 @@ export const ETC_ENTRIES = [
   'mime.types', 'magic', 'os-release', 'debian_version', 'terminfo', 'inputrc',
 ];
 
-const isDirectory = (path: string): boolean => {
+const isDirectory = async (path: string): Promise<boolean> => {
   try {
-    return statSync(path).isDirectory();
+    return (await stat(path)).isDirectory();
   } catch {
     return false;
+  }
+};
+
+/** The real path, or undefined when the path does not exist (or cannot be resolved). */
+const realPathOf = async (path: string): Promise<string | undefined> => {
+  try {
+    return await realpath(path);
+  } catch {
+    return undefined;
   }
 };
 
@@ -91,49 +100,47 @@ function tooBroad(path: string): boolean {
 const PREFIX_PARTS = ['bin', 'lib', 'lib64', 'libexec', 'include'];
 
 /** The read-only directories an interpreter found in `dir` (a PATH entry) needs. */
-function prefixParts(dir: string): string[] {
+async function prefixParts(dir: string): Promise<string[]> {
   const found = [dir];
   for (let up = dirname(dir), depth = 0; depth < 3 && up !== '/'; up = dirname(up), depth++) {
     // A version manager's root (pyenv, rbenv, nodenv): its shims need all of it, and it holds only toolchains.
-    if (isDirectory(join(up, 'versions')) && isDirectory(join(up, 'libexec'))) {
+    if ((await isDirectory(join(up, 'versions'))) && (await isDirectory(join(up, 'libexec')))) {
       found.push(up);
       break;
     }
   }
-  if (basename(dir) === 'bin' && isDirectory(join(dirname(dir), 'lib'))) found.push(...PREFIX_PARTS.map((part) => join(dirname(dir), part)));
+  if (basename(dir) === 'bin' && (await isDirectory(join(dirname(dir), 'lib')))) found.push(...PREFIX_PARTS.map((part) => join(dirname(dir), part)));
   return found;
 }
 
 /** Installation prefixes that programs in `dir` link to (`/usr/local/bin/node -> /opt/node/bin/node`). */
-function linkedPrefixes(dir: string): string[] {
-  const found: string[] = [];
+async function linkedPrefixes(dir: string): Promise<string[]> {
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = await readdir(dir);
   } catch {
-    return found;
+    return [];
   }
   // npm's `node_modules/.bin`: its programs need their package's dependencies too, which live
   // beside it, so the whole node_modules is the prefix (one mount instead of one per package).
   const modules = basename(dir) === '.bin' && basename(dirname(dir)) === 'node_modules' ? dirname(dir) : undefined;
-  for (const name of names) {
-    const path = join(dir, name);
-    try {
-      if (!lstatSync(path).isSymbolicLink()) continue;
-      const real = realpathSync(path);
-      if (modules !== undefined && isWithin(modules, real)) {
-        found.push(modules);
-        continue;
+  const prefixes = await Promise.all(
+    names.map(async (name): Promise<string | undefined> => {
+      const path = join(dir, name);
+      try {
+        if (!(await lstat(path)).isSymbolicLink()) return undefined;
+        const real = await realpath(path);
+        if (modules !== undefined && isWithin(modules, real)) return modules;
+        const bin = dirname(real);
+        const prefix = basename(bin) === 'bin' ? dirname(bin) : bin;
+        // Into a home directory only through a PATH entry of its own (nvm, pyenv): never a guess.
+        return !isSystemPath(real) && !isWithin(homedir(), real) ? prefix : undefined;
+      } catch {
+        return undefined;
       }
-      const bin = dirname(real);
-      const prefix = basename(bin) === 'bin' ? dirname(bin) : bin;
-      // Into a home directory only through a PATH entry of its own (nvm, pyenv): never a guess.
-      if (!isSystemPath(real) && !isWithin(homedir(), real)) found.push(prefix);
-    } catch {
-      continue;
-    }
-  }
-  return found;
+    }),
+  );
+  return prefixes.filter((prefix) => prefix !== undefined);
 }
 
 /**
@@ -141,26 +148,28 @@ function linkedPrefixes(dir: string): string[] {
  * directories (pyenv, nvm, cargo, /opt installations) and for `readPaths` (SANDBOX_READ_PATHS).
  * Never `/`, a top-level directory, or a home directory as a whole: only the toolchain inside it.
  * Paths inside `excluded` (the allowed paths, DATA_DIR) are left to their own rules.
+ * Asynchronous: a `node_modules/.bin` on PATH holds hundreds of links, and resolving them one
+ * after the other on the event loop held every request for up to a second on a busy machine.
  */
-export function toolchainPaths(searchPath: string, readPaths: readonly string[], excluded: readonly string[]): string[] {
+export async function toolchainPaths(searchPath: string, readPaths: readonly string[], excluded: readonly string[]): Promise<string[]> {
   const candidates: string[] = [];
   for (const entry of searchPath.split(delimiter)) {
-    if (!isAbsolute(entry) || !isDirectory(entry)) continue;
-    const real = realpathSync(entry);
-    if (!isSystemPath(real)) candidates.push(...prefixParts(real));
+    if (!isAbsolute(entry) || !(await isDirectory(entry))) continue;
+    const real = await realPathOf(entry);
+    if (real === undefined) continue;
+    if (!isSystemPath(real)) candidates.push(...(await prefixParts(real)));
     // The distribution's own bin directories hold thousands of entries and link only within /usr.
-    if (!isSystemPath(real) || isWithin('/usr/local', real)) candidates.push(...linkedPrefixes(real));
+    if (!isSystemPath(real) || isWithin('/usr/local', real)) candidates.push(...(await linkedPrefixes(real)));
   }
   const chosen = new Set<string>();
   for (const candidate of candidates) {
-    if (!existsSync(candidate)) continue;
-    const real = realpathSync(candidate);
-    if (isSystemPath(real) || tooBroad(real) || excluded.some((path) => isWithin(path, real) || isWithin(real, path))) continue;
+    const real = await realPathOf(candidate);
+    if (real === undefined || isSystemPath(real) || tooBroad(real) || excluded.some((path) => isWithin(path, real) || isWithin(real, path))) continue;
     chosen.add(real);
   }
   for (const path of readPaths) {
-    const absolute = resolve(path);
-    if (existsSync(absolute)) chosen.add(realpathSync(absolute));
+    const real = await realPathOf(resolve(path));
+    if (real !== undefined) chosen.add(real);
   }
   return outermost([...chosen]);
 }

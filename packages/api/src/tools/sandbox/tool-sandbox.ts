@@ -13,11 +13,14 @@ export const protectedPathsFor = (context: ToolContext, cwd: string): string[] =
   ...context.sandbox.protectedFiles,
 ];
 
-const toolchainMemo = new Map<string, string[]>();
+const toolchainMemo = new Map<string, Promise<string[]>>();
 const MEMO_LIMIT = 16;
 
-/** Found once per PATH and settings: scanning PATH costs milliseconds, and toolchains move only with a restart. */
-function toolchainsFor(searchPath: string, readPaths: readonly string[], roots: readonly string[]): string[] {
+/**
+ * Found once per PATH and settings: scanning PATH costs milliseconds, and toolchains move only
+ * with a restart. Concurrent first calls share one scan.
+ */
+function toolchainsFor(searchPath: string, readPaths: readonly string[], roots: readonly string[]): Promise<string[]> {
   const key = [searchPath, readPaths.join('\0'), roots.join('\0')].join('\n');
   let found = toolchainMemo.get(key);
   if (found === undefined) {
@@ -28,14 +31,14 @@ function toolchainsFor(searchPath: string, readPaths: readonly string[], roots: 
   return found;
 }
 
-export function sandboxSpec(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Omit<SandboxSpec, 'cwd' | 'etc'> {
+export async function sandboxSpec(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
   return {
     allowedPaths: context.sandbox.roots,
     writable: mode === 'write',
     network: mode === 'write' && context.settings.sandboxNetwork,
     readOnlyPaths: protectedPathsFor(context, cwd),
     hiddenPaths: context.sandbox.hiddenPaths,
-    toolchains: toolchainsFor(searchPath, context.settings.sandboxReadPaths, context.sandbox.roots),
+    toolchains: await toolchainsFor(searchPath, context.settings.sandboxReadPaths, context.sandbox.roots),
     tmpBytes: context.settings.sandboxMemoryMb * 1024 * 1024,
   };
 }
@@ -54,5 +57,5 @@ export async function toolSandbox(context: ToolContext, mode: SandboxMode, searc
   const availability = await detectSandbox(context.settings);
   if (!isAvailable(availability)) return { availability };
   const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses };
-  return { availability, launcher: new SandboxLauncher(availability, sandboxSpec(context, mode, searchPath, cwd), limits) };
+  return { availability, launcher: new SandboxLauncher(availability, await sandboxSpec(context, mode, searchPath, cwd), limits) };
 }

@@ -17,6 +17,7 @@ let project: Project;
 let elsewhere: string;
 let availability: SandboxAvailability;
 let dataDir: string;
+let toolchains: string[];
 
 const specFor = (writable: boolean, overrides: Partial<SandboxSpec> = {}): Omit<SandboxSpec, 'cwd'> => ({
   etc: isAvailable(availability) ? availability.etc : '/etc',
@@ -25,7 +26,7 @@ const specFor = (writable: boolean, overrides: Partial<SandboxSpec> = {}): Omit<
   network: false,
   readOnlyPaths: [join(project.root, '.git', 'hooks'), join(project.root, '.git', 'config')],
   hiddenPaths: [dataDir, join(project.root, '.env')],
-  toolchains: toolchainPaths(testEnv.PATH as string, [], [project.root]),
+  toolchains,
   tmpBytes: 64 * 1024 * 1024,
   ...overrides,
 });
@@ -54,6 +55,7 @@ beforeAll(async () => {
   writeFileSync(join(dataDir, 'mada.db'), 'database secret\n');
   writeFileSync(join(project.root, '.env'), 'LLM_API_KEY=env-secret\n');
   symlinkSync(dataDir, join(project.root, 'data-link'));
+  toolchains = await toolchainPaths(testEnv.PATH as string, [], [project.root]);
   availability = await detectSandbox({ sandboxEnabled: true }, testEnv.PATH);
   if (!isAvailable(availability)) throw new Error(`bubblewrap is required for these tests: ${availability.reason}`);
 });

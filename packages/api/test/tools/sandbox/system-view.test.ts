@@ -19,17 +19,30 @@ function npmBin(modules: string, pkg: string, name: string): void {
 }
 
 describe('the toolchain directories a sandbox shows', () => {
-  it('show a node_modules/.bin on PATH as its whole node_modules, where its programs find their dependencies', () => {
+  it('show a node_modules/.bin on PATH as its whole node_modules, where its programs find their dependencies', async () => {
     const modules = join(base, 'service', 'node_modules');
     npmBin(modules, 'linter', 'lint');
     npmBin(modules, '@scope/formatter', 'fmt');
     mkdirSync(join(modules, 'a-dependency'));
-    expect(toolchainPaths(join(modules, '.bin'), [], [])).toEqual([modules]);
+    expect(await toolchainPaths(join(modules, '.bin'), [], [])).toEqual([modules]);
   });
 
-  it('leave out a directory that another one shown already contains', () => {
+  it('leave out a directory that another one shown already contains', async () => {
     const prefix = join(base, 'opt', 'tool');
     for (const part of ['bin', 'lib']) mkdirSync(join(prefix, part), { recursive: true });
-    expect(toolchainPaths(join(prefix, 'bin'), [prefix], [])).toEqual([prefix]);
+    expect(await toolchainPaths(join(prefix, 'bin'), [prefix], [])).toEqual([prefix]);
+  });
+
+  it('resolve a large node_modules/.bin without holding the event loop, so requests in flight are answered meanwhile', async () => {
+    const modules = join(base, 'big', 'node_modules');
+    for (let i = 0; i < 400; i++) npmBin(modules, `pkg${i}`, `tool${i}`);
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    try {
+      expect(await toolchainPaths(join(modules, '.bin'), [], [])).toEqual([modules]);
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(turns).toBeGreaterThan(0);
   });
 });
