@@ -131,6 +131,13 @@ export class DrizzleRunRepository implements RunRepository {
     return this.adapter.transaction((tx) => this.append(tx, id, data, now, changes, onlyIf));
   }
 
+  appendActiveEvent(id: string, data: string, now: Date): Promise<RunEventRecord | undefined> {
+    return this.adapter.transaction(async (tx) => {
+      const [taken] = await this.statements.takeSeqWhileActive(tx, { id });
+      return taken && this.insertEvent(tx, { runId: id, seq: taken.seq, data, createdAt: now });
+    });
+  }
+
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
     return this.adapter.transaction(async (tx) => {
       const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...usage });
@@ -271,9 +278,15 @@ export class DrizzleRunRepository implements RunRepository {
 
   /** Stores the event whose seq `run` (just updated) took; an ended long run gets its pages. */
   private async stored(tx: Db, run: RunRecord, data: string, now: Date): Promise<{ run: RunRecord; event: RunEventRecord }> {
-    const [event] = await this.statements.insertEvent(tx, { runId: run.id, seq: run.lastEventId, data, createdAt: now });
+    const event = await this.insertEvent(tx, { runId: run.id, seq: run.lastEventId, data, createdAt: now });
     if (!ACTIVE_RUN_STATUSES.includes(run.status) && run.lastEventId >= PAGED_RUN_MIN_EVENTS) await this.storePages(tx, run.id);
-    return { run, event: event! };
+    return { run, event };
+  }
+
+  /** The event as stored: what was written, with nothing read back (a row handed back cost more than the insert). */
+  private async insertEvent(tx: Db, event: RunEventRecord): Promise<RunEventRecord> {
+    await this.statements.insertEvent(tx, { ...event });
+    return event;
   }
 
   /** An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole frame. */
@@ -305,9 +318,8 @@ export class DrizzleRunRepository implements RunRepository {
     if (page.frames !== '') await flush();
   }
 
-  /** Increments the run's last_event_id (and applies `changes`): the common case, no changes while active, is prepared. */
+  /** Increments the run's last_event_id (and applies `changes`). */
   private takeSeq(tx: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord[]> {
-    if (Object.keys(changes).length === 0 && onlyIf === ACTIVE_RUN_STATUSES) return this.statements.takeSeqWhileActive(tx, { id });
     return this.runUpdate(changes, onlyIf, true)(tx, { ...withoutNulls(changes), id });
   }
 }
@@ -328,9 +340,9 @@ const bound = <T>(name: string): T => sql.placeholder(name) as unknown as T;
 function hotStatements(adapter: DialectAdapter): {
   findRun: PreparedStatement<RunRecord[]>;
   eventsAfter: PreparedStatement<RunEventRecord[]>;
-  takeSeqWhileActive: PreparedStatement<RunRecord[]>;
+  takeSeqWhileActive: PreparedStatement<{ seq: number }[]>;
   endWhileActive: PreparedStatement<RunRecord[]>;
-  insertEvent: PreparedStatement<RunEventRecord[]>;
+  insertEvent: PreparedStatement<unknown>;
 } {
   const { runs: r, runEvents: e } = adapter.tables;
   return {
@@ -343,12 +355,13 @@ function hotStatements(adapter: DialectAdapter): {
         .orderBy(e.seq)
         .limit(sql.placeholder('limit')),
     ),
+    // Every event a run stores while it runs: only the seq taken comes back, not the run's row.
     takeSeqWhileActive: adapter.prepared('run_take_seq', (db) =>
       db
         .update(r)
         .set({ lastEventId: sql`${r.lastEventId} + 1` })
         .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
-        .returning(),
+        .returning({ seq: r.lastEventId }),
     ),
     // Every run ends here: the outcome, the lease released, the usage added, the final event's seq taken.
     endWhileActive: adapter.prepared('run_end', (db) =>
@@ -371,10 +384,7 @@ function hotStatements(adapter: DialectAdapter): {
         .returning(),
     ),
     insertEvent: adapter.prepared('run_event_insert', (db) =>
-      db
-        .insert(e)
-        .values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') })
-        .returning(),
+      db.insert(e).values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') }),
     ),
   };
 }

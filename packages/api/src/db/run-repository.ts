@@ -147,6 +147,11 @@ export interface RunRepository {
     onlyIf?: readonly RunStatus[],
   ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
   /**
+   * appendEvent for an active run with no changes, the event every running run stores: the event
+   * stored, or undefined (nothing stored) when the run is gone or no longer active.
+   */
+  appendActiveEvent(id: string, data: string, now: Date): Promise<RunEventRecord | undefined>;
+  /**
    * Ends an active run in one statement and one transaction with its final event: the status and
    * outcome, ended_at `now`, the lease released and `usage` added to the counters (pages stored
    * as appendEvent does). Undefined when the run had already ended or is gone: then nothing changes.

@@ -456,8 +456,8 @@ class EventWriter {
       const data = encodeEvent(this.waiting.shift()!);
       try {
         // Only while the run is active: after a cancel from elsewhere, nothing follows its last event.
-        const stored = await this.options.store.appendEvent(this.runId, data, this.now(), {}, ACTIVE_RUN_STATUSES);
-        if (stored) await this.options.bus.publish(this.runId, stored.event);
+        const stored = await this.options.store.appendActiveEvent(this.runId, data, this.now());
+        if (stored) await this.options.bus.publish(this.runId, stored);
       } catch (error) {
         this.log.error({ err: error }, 'could not store a run event');
       }

@@ -140,6 +140,21 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
     expect((await runs.findRun(run.id))?.lastEventId).toBe(50);
   });
 
+  it('stores a running run’s next event as read back later, and nothing once the run has ended', async () => {
+    const run = await create({ status: 'running' });
+    await runs.appendEvent(run.id, '{"event":"thinking"}', T0);
+    const texts = Array.from({ length: 20 }, (_, i) => `{"event":"chunk","data":"part ${i} é😀"}`);
+    const appended = await Promise.all(texts.map((text, i) => runs.appendActiveEvent(run.id, text, minutes(i))));
+    const events = await runs.eventsAfter(run.id, 1, 100);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    expect([...appended].sort((a, b) => a!.seq - b!.seq)).toEqual(events);
+    await runs.appendEvent(run.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: T0 });
+    expect(await runs.appendActiveEvent(run.id, '{"event":"chunk","data":"late"}', T0)).toBeUndefined();
+    expect(await runs.appendActiveEvent(randomUUID(), '{}', T0)).toBeUndefined();
+    expect((await runs.findRun(run.id))?.lastEventId).toBe(22);
+    expect((await runs.eventsAfter(run.id, 21, 100)).map((e) => e.data)).toEqual(['{"event":"done"}']);
+  });
+
   it('replays events after a given seq, a page at a time', async () => {
     const run = await create();
     for (let i = 1; i <= 7; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
