@@ -22,18 +22,20 @@ export class ContextOverflowError extends Error {
 }
 
 /**
- * Tool lists are few (one per agent and mode) and each run offers the same one again: counted
- * once per distinct JSON text, which spares every run's start a tokenizer pass over several KB.
+ * Tool lists and system prompts are few (one per agent, mode and working directory) and each run
+ * sends the same ones again: counted once per distinct text, which spares every run's start a
+ * tokenizer pass over several KB (under a hundred runs starting at once, a visible part of each
+ * start).
  */
-const toolListCounts = new Map<string, number>();
-const MAX_TOOL_LISTS = 64;
+const repeatedCounts = new Map<string, number>();
+const MAX_REPEATED_TEXTS = 64;
 
-function countToolList(json: string): number {
-  let count = toolListCounts.get(json);
+function countRepeated(text: string): number {
+  let count = repeatedCounts.get(text);
   if (count === undefined) {
-    count = countTokens(json);
-    if (toolListCounts.size >= MAX_TOOL_LISTS) toolListCounts.clear();
-    toolListCounts.set(json, count);
+    count = countTokens(text);
+    if (repeatedCounts.size >= MAX_REPEATED_TEXTS) repeatedCounts.clear();
+    repeatedCounts.set(text, count);
   }
   return count;
 }
@@ -55,7 +57,8 @@ export class ContextBudget {
         message.role === 'assistant' && message.toolCalls?.length
           ? countTokens(JSON.stringify(message.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })))) + CALL_FRAMING
           : 0;
-      count = countTokens(message.content) + calls + (message.role === 'tool' ? CALL_FRAMING : 0) + TOKENS_PER_MESSAGE;
+      const content = message.role === 'system' ? countRepeated(message.content) : countTokens(message.content);
+      count = content + calls + (message.role === 'tool' ? CALL_FRAMING : 0) + TOKENS_PER_MESSAGE;
       this.counts.set(message, count);
     }
     return count;
@@ -64,7 +67,7 @@ export class ContextBudget {
   toolTokens(tools: readonly ToolDefinition[]): number {
     let count = this.toolCounts.get(tools);
     if (count === undefined) {
-      count = tools.length === 0 ? 0 : countToolList(JSON.stringify(tools));
+      count = tools.length === 0 ? 0 : countRepeated(JSON.stringify(tools));
       this.toolCounts.set(tools, count);
     }
     return count;
