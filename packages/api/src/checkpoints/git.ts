@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { FIFO_CHECK_MS, releaseGitFifos, waitsOnFifo } from './fifo-release.js';
+import { spawn } from 'node:child_process';
+import { releaseFifoWaits } from '../util/fifo-release.js';
 
 /**
  * The one way the service runs git over a working directory: a shadow repository of its own
@@ -65,6 +65,9 @@ function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
   };
 }
 
+/** The files git reads in a work tree. */
+const GIT_READS: ReadonlySet<string> = new Set(['.gitignore', '.gitattributes', '.gitmodules']);
+
 /** Longest a shadow git command may take (a 20,000-file snapshot takes well under a second). */
 export const GIT_TIMEOUT_MS = 300_000;
 
@@ -79,7 +82,8 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
       timeout: GIT_TIMEOUT_MS,
       killSignal: 'SIGKILL',
     });
-    const watch = target.workTree === '' ? undefined : watchForFifos(child, target.workTree);
+    // git opens these work-tree files whatever they are: a FIFO among them would hold it (fifo-release.ts).
+    const stopWatch = target.workTree === '' ? () => undefined : releaseFifoWaits(child.pid, { tree: target.workTree, names: GIT_READS });
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -101,29 +105,13 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
     });
     child.on('error', reject);
     child.on('close', (code) => {
-      if (watch !== undefined) clearInterval(watch);
+      stopWatch();
       if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated });
       else reject(new GitError(args, code, stderr));
     });
     child.stdin.on('error', () => undefined); // git may exit before reading all of its input
     child.stdin.end(options.input ?? '');
   });
-}
-
-/** While git runs over a work tree, lets it past a FIFO planted under a name it reads (fifo-release.ts). */
-function watchForFifos(child: ChildProcess, workTree: string): NodeJS.Timeout {
-  let busy = false;
-  const timer = setInterval(() => {
-    const pid = child.pid;
-    if (busy || pid === undefined) return;
-    busy = true;
-    void waitsOnFifo(pid)
-      .then((waiting) => (waiting ? releaseGitFifos(workTree) : 0))
-      .catch(() => 0)
-      .finally(() => (busy = false));
-  }, FIFO_CHECK_MS);
-  timer.unref();
-  return timer;
 }
 
 /**
