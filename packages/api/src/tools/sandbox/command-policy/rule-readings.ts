@@ -92,8 +92,9 @@ function gitReading(args: readonly string[], cwd: string | undefined): string[] 
   }
   const head = ['git', ...args.slice(0, subIndex), sub, ...options];
   if (sub !== 'checkout') return [...head, ...(pathsFollow ? ['--'] : []), ...operands];
-  const paths = checkoutPaths(operands, pathsFollow, options, cwd);
-  return [...head, ...operands.slice(0, operands.length - paths.length), ...(paths.length > 0 || pathsFollow ? ['--', ...paths] : [])];
+  const fromFile = options.some((option) => option.startsWith('--pathspec-from-file'));
+  const paths = checkoutPaths(operands, pathsFollow || fromFile, cwd);
+  return [...head, ...operands.slice(0, operands.length - paths.length), ...(paths.length > 0 || pathsFollow || fromFile ? ['--', ...paths] : [])];
 }
 
 /** `-qf` is `-q --force`; a letter that takes a value ends the bundle. Returns the new index. */
@@ -111,13 +112,13 @@ function readGitBundle(arg: string, rest: readonly string[], i: number, table: {
 }
 
 /**
- * The operands of `git checkout` that git takes as paths: after `--`, every one; else all but the
- * first when there are several (`git checkout HEAD a.txt`), or a lone one that names a file or
- * directory here, a pathspec (`.`, `:/`, a glob), as git does when it is no revision.
+ * The operands of `git checkout` that git takes as paths: after `--` (or with a pathspec file),
+ * every one; else all but the first when there are several (`git checkout HEAD a.txt`), or a lone
+ * one that names a file or directory here, a pathspec (`.`, `:/`, a glob), as git does when it is
+ * no revision.
  */
-function checkoutPaths(operands: readonly string[], afterDashDash: boolean, options: readonly string[], cwd: string | undefined): string[] {
-  if (afterDashDash) return [...operands];
-  if (options.some((option) => option.startsWith('--pathspec-from-file'))) return [...operands];
+function checkoutPaths(operands: readonly string[], pathsOnly: boolean, cwd: string | undefined): string[] {
+  if (pathsOnly) return [...operands];
   if (operands.length >= 2) return operands.slice(1);
   const lone = operands[0];
   if (lone === undefined) return [];

@@ -69,7 +69,7 @@ describe('approval rules on parsed commands', () => {
       'git reset --har', 'git reset --ha HEAD~1', 'git -C . reset --hard', 'git checkout -f', 'git checkout -qf main', 'git checkout --forc',
       'git switch -f main', 'git switch --discard-changes main', 'git pull -r', 'git pull --rebase=merges origin',
       // git checkout of paths without `--`: a file here, a pathspec, a revision and paths.
-      'git checkout notes.txt', 'git checkout .', 'git checkout HEAD notes.txt', "git checkout '*.txt'", 'git checkout :/',
+      'git checkout notes.txt', 'git checkout .', 'git checkout HEAD notes.txt', "git checkout '*.txt'", 'git checkout :/', 'git checkout --pathspec-from-file=list.txt',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
     it.each(['git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
