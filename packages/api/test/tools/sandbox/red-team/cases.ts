@@ -520,6 +520,26 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     expectOutput: /timed out/,
   },
 
+  // A `.git` entry naming DATA_DIR as its repository: the protected-file binds of "the repository
+  // around the command" must not bring hidden files back into view, nor let them be written.
+  ...(['a gitdir: file', 'a symlink'] as const).map(
+    (kind): RedTeamCase => ({
+      name: `${kind} .git naming DATA_DIR, for a command run below it`,
+      tool: 'bash',
+      setup: (a) => {
+        mkdirSync(join(a.dataDir, 'hooks'));
+        writeFileSync(join(a.dataDir, 'config'), `[core]\n\tsecret = ${SECRETS.database}\n`);
+        mkdirSync(join(a.root, 'sub'));
+        if (kind === 'a symlink') symlinkSync(a.dataDir, join(a.root, 'sub', '.git'));
+        else writeFileSync(join(a.root, 'sub', '.git'), `gitdir: ${a.dataDir}\n`);
+      },
+      args: (a) => ({
+        command: `cat ${a.dataDir}/config ${a.dataDir}/mada.db ; python3 -c "open('${a.dataDir}/config', 'a').write('x'); open('${a.dataDir}/hooks/post-commit', 'w').write('x')"`,
+        cwd: 'sub',
+      }),
+    }),
+  ),
+
   // Resources: memory, processes, daemons.
   {
     name: 'memory bomb',
