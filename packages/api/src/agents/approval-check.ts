@@ -19,7 +19,9 @@ const PATH_ARGUMENTS = ['file_path', 'path'] as const;
 export function subjectOf(tool: string, params: Record<string, unknown>, context: ToolContext): CallSubject {
   if ((tool === 'bash' || tool === 'bash_readonly') && typeof params.command === 'string') {
     const argvs = parsedArgvs(tool, params.command, process.env.HOME ?? homedir());
-    return argvs === undefined ? { kind: 'other' } : { kind: 'commands', argvs };
+    // Where the command runs: `git checkout <name>` checks out a path when <name> is a file there.
+    const cwd = typeof params.cwd === 'string' ? resolvedPath(params.cwd, context) : context.workingDir;
+    return argvs === undefined ? { kind: 'other' } : { kind: 'commands', argvs, cwd };
   }
   const argument = PATH_ARGUMENTS.find((name) => name in params);
   if (argument === undefined && !['glob_files', 'grep_content'].includes(tool)) return { kind: 'other' };

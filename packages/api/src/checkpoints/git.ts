@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { releaseFifoWaits } from '../util/fifo-release.js';
 
 /**
  * The one way the service runs git over a working directory: a shadow repository of its own
@@ -64,6 +65,9 @@ function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
   };
 }
 
+/** The files git reads in a work tree. */
+const GIT_READS: ReadonlySet<string> = new Set(['.gitignore', '.gitattributes', '.gitmodules']);
+
 /** Longest a shadow git command may take (a 20,000-file snapshot takes well under a second). */
 export const GIT_TIMEOUT_MS = 300_000;
 
@@ -78,6 +82,8 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
       timeout: GIT_TIMEOUT_MS,
       killSignal: 'SIGKILL',
     });
+    // git opens these work-tree files whatever they are: a FIFO among them would hold it (fifo-release.ts).
+    const stopWatch = target.workTree === '' ? () => undefined : releaseFifoWaits(child.pid, { tree: target.workTree, names: GIT_READS });
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -99,6 +105,7 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
     });
     child.on('error', reject);
     child.on('close', (code) => {
+      stopWatch();
       if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated });
       else reject(new GitError(args, code, stderr));
     });

@@ -13,9 +13,11 @@ import { asBytes, SnapshotRules } from './snapshot-rules.js';
 
 /**
  * Attributes that win over any `.gitattributes` in the working directory ($GIT_DIR/info/attributes
- * ranks first): files are stored byte for byte, never through a filter or a line-ending conversion.
+ * ranks first): files are stored byte for byte, never through a filter or a line-ending conversion,
+ * and a diff tells text from binary by content: a planted `binary` or `-diff` would otherwise show
+ * a run's changes to a file as `Binary files ... differ`, hidden from the user reviewing them.
  */
-const INFO_ATTRIBUTES = '* -text -filter -ident -working-tree-encoding -eol\n';
+const INFO_ATTRIBUTES = '* -text -filter -ident -working-tree-encoding -eol !diff\n';
 
 /** The shadow repository's config, all of it written by the service. */
 const CONFIG: readonly (readonly [string, string])[] = [

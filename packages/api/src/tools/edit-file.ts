@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { diffPreview } from './diff-preview.js';
 import { openCheckedForReading } from './checked-open.js';
 import { checkWriteSize, writablePath, writeErrorMessage, writeRealFile } from './file-writing.js';
+import { readOpenRegularFile } from '../util/regular-file.js';
 import { counted } from './text.js';
 import { fail, succeed, type Tool, type ToolContext } from './tool.js';
 import { errnoCode, failureFor, ToolError } from './tool-errors.js';
@@ -17,21 +18,27 @@ const parameters = z.object({
 type EditParams = z.output<typeof parameters>;
 
 /** The file's text, refused when it is missing, not a regular file, binary or not UTF-8. */
-async function editableText(real: string, filePath: string): Promise<string> {
+async function editableText(real: string, filePath: string, maxBytes: number): Promise<string> {
   const stats = await stat(real).catch((error: unknown) => {
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') throw new ToolError(`File not found: ${filePath}`);
     throw error;
   });
   if (stats.isDirectory()) throw new ToolError(`Path is a directory, not a file: ${filePath}`);
   if (!stats.isFile()) throw new ToolError(`Not a regular file: ${filePath}`);
+  // Read whole into the service: a file the result could not be written back as (a sparse file of
+  // gigabytes made in one `bash` call) is refused before it costs the service its memory.
+  checkWriteSize(stats.size, maxBytes);
   const file = await openCheckedForReading(real);
-  let bytes: Buffer;
+  let bytes: Buffer | undefined;
   try {
-    if (!(await file.stat()).isFile()) throw new ToolError(`Not a regular file: ${filePath}`);
-    bytes = await file.readFile();
+    const opened = await file.stat();
+    if (!opened.isFile()) throw new ToolError(`Not a regular file: ${filePath}`);
+    checkWriteSize(opened.size, maxBytes);
+    bytes = await readOpenRegularFile(file, maxBytes);
   } finally {
     await file.close();
   }
+  if (bytes === undefined) throw new ToolError(`Cannot edit ${filePath}: it changed while it was read`);
   if (bytes.includes(0)) throw new ToolError(`Cannot edit binary file: ${filePath}`);
   const text = bytes.toString('utf8');
   // Rewriting text decoded with replacement characters would destroy the bytes that were not UTF-8.
@@ -65,7 +72,7 @@ async function edit(params: EditParams, context: ToolContext) {
   const real = writablePath(params.file_path, context);
   if (params.old_string === '') return fail('old_string must not be empty (use write_file to create a file)');
   if (params.old_string === params.new_string) return fail('old_string and new_string are identical: nothing to change');
-  const before = await editableText(real, params.file_path);
+  const before = await editableText(real, params.file_path, context.settings.maxWriteBytes);
   const { search, replacement } = matchLineEndings(before, params);
   const count = occurrences(before, search);
   if (count === 0) {

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /*
  * Files the working directory supplies (ignore files above all) are read through these: opened
@@ -43,15 +43,25 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
     return undefined;
   }
   try {
-    const stats = await handle.stat();
-    if (!stats.isFile() || stats.size > maxBytes) return undefined;
-    const buffer = Buffer.alloc(stats.size + 1);
-    let length = 0;
-    for (let read = -1; read !== 0 && length < buffer.length; length += read) ({ bytesRead: read } = await handle.read(buffer, length, buffer.length - length, null));
-    return length > stats.size ? undefined : buffer.subarray(0, length);
+    return await readOpenRegularFile(handle, maxBytes);
   } catch {
     return undefined;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The bytes of an open file if it is a regular file of at most `maxBytes`, else undefined. Never
+ * more than that is held in memory: a file that grows while it is read (or a sparse one of a
+ * terabyte) is refused, not read into the service.
+ */
+export async function readOpenRegularFile(handle: FileHandle, maxBytes: number): Promise<Buffer | undefined> {
+  const stats = await handle.stat();
+  if (!stats.isFile() || stats.size > maxBytes) return undefined;
+  // One byte more than it had: a file that grew since the fstat is refused, not cut.
+  const buffer = Buffer.alloc(stats.size + 1);
+  let length = 0;
+  for (let read = -1; read !== 0 && length < buffer.length; length += read) ({ bytesRead: read } = await handle.read(buffer, length, buffer.length - length, null));
+  return length > stats.size ? undefined : buffer.subarray(0, length);
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
@@ -147,6 +148,24 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
     expect(lastToolResult(3)).toBe(CANNOT_WAIT);
     expect(existsSync(join(t.workdir, 'keep.txt'))).toBe(true);
     expect((await getJson('/approvals')).total).toBe(0);
+  });
+
+  it('asks before other spellings of a default ask: `git checkout <file>` without `--`, `git reset --har`, `npm add`', async () => {
+    await boot();
+    const git = (...args: string[]) => execFileSync('git', ['-C', t.workdir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { stdio: 'pipe' });
+    git('init', '-q');
+    writeFileSync(join(t.workdir, 'work.txt'), 'committed\n');
+    git('add', 'work.txt');
+    git('commit', '-qm', 'base');
+    writeFileSync(join(t.workdir, 'work.txt'), 'hours of local changes\n');
+    for (const [i, command] of ['git checkout work.txt', 'git reset --har', 'npm add left-pad'].entries()) {
+      model.push(bash(command), scripted.text('could not'));
+      const id = await startRun({ on_ask: 'deny' });
+      expect((await ended(id)).status).toBe('succeeded');
+      expect(lastToolResult(2 * i + 1), command).toBe(CANNOT_WAIT);
+    }
+    expect(readFileSync(join(t.workdir, 'work.txt'), 'utf8')).toBe('hours of local changes\n');
+    expect(existsSync(join(t.workdir, 'node_modules'))).toBe(false);
   });
 
   it('never asks in auto_accept', async () => {

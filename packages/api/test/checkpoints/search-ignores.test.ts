@@ -161,4 +161,14 @@ describe('snapshots and .ignore / .rgignore files', () => {
     expect(paths).toContain('kept.ts');
     expect(paths).toContain('sub/a.ts');
   });
+
+  it("let a snapshot past a .gitignore or .gitattributes FIFO that git itself would wait on", { timeout: 60_000 }, async () => {
+    // git opens them without looking: the snapshot waited for its 5-minute timeout and failed.
+    write({ 'kept.ts': 'k\n', 'sub/a.ts': 'a\n', 'deep/er/b.ts': 'b\n' });
+    execFileSync('mkfifo', [join(workingDir, '.gitignore'), join(workingDir, 'sub', '.gitattributes'), join(workingDir, 'deep', 'er', '.gitignore')]);
+    const repo = shadow();
+    expect(await snapshotPaths(repo)).toEqual(expect.arrayContaining(['kept.ts', 'sub/a.ts', 'deep/er/b.ts']));
+    writeFileSync(join(workingDir, 'sub', 'a.ts'), 'changed\n');
+    expect(await snapshotPaths(repo)).toEqual(expect.arrayContaining(['kept.ts', 'sub/a.ts', 'deep/er/b.ts']));
+  });
 });

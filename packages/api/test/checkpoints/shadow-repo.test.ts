@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeChanges } from '../../src/checkpoints/changes.js';
 import { ShadowRepo } from '../../src/checkpoints/shadow-repo.js';
 
 let workingDir: string;
@@ -106,6 +107,24 @@ describe('what a snapshot holds', () => {
     writeFileSync(join(workingDir, 'vendor', 'lib', 'new.ts'), 'new\n');
     expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'vendor/lib/lib.ts': 'two\n', 'vendor/lib/new.ts': 'new\n' });
     expect(existsSync(canary)).toBe(false);
+  });
+
+  it("shows a run's changes in full though a .gitattributes marks the files binary", async () => {
+    writeFileSync(join(workingDir, '.gitattributes'), '*.js binary\n*.ts -diff\n');
+    writeFileSync(join(workingDir, 'app.js'), 'one\n');
+    writeFileSync(join(workingDir, 'lib.ts'), 'one\n');
+    const repo = shadow();
+    const before = (await repo.snapshot(limits())).tree;
+    writeFileSync(join(workingDir, 'app.js'), 'one\nfetch(stolen)\n');
+    writeFileSync(join(workingDir, 'lib.ts'), 'one\nexec(payload)\n');
+    const after = (await repo.snapshot(limits())).tree;
+    const { files, diff } = await describeChanges(repo, before, after, []);
+    expect(diff).toContain('+fetch(stolen)');
+    expect(diff).toContain('+exec(payload)');
+    expect(files).toEqual([
+      { path: 'app.js', change: 'modified', additions: 1, deletions: 0 },
+      { path: 'lib.ts', change: 'modified', additions: 1, deletions: 0 },
+    ]);
   });
 
   it('sees a file rewritten to the same size with its old modification time put back', async () => {

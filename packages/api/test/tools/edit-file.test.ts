@@ -1,4 +1,4 @@
-import { mkdir, readFile, symlink } from 'node:fs/promises';
+import { mkdir, readFile, symlink, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool } from '../../src/tools/edit-file.js';
@@ -127,6 +127,17 @@ describe('edit_file', () => {
     const path = await ws.write('a.txt', 'small\n');
     expect((await edit(path, { old_string: 'small', new_string: 'x'.repeat(50) }, 20)).error).toBe('File too large: 51 bytes (max 20)');
     expect(await readFile(path, 'utf8')).toBe('small\n');
+  });
+
+  it('refuses a sparse file of a gigabyte without reading it into the service', async () => {
+    const path = await ws.write('sparse.txt', 'small\n');
+    await truncate(path, 2 ** 30);
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 1);
+    const base = process.memoryUsage().arrayBuffers;
+    const result = await edit(path, { old_string: 'small', new_string: 'big' }).finally(() => clearInterval(sampler));
+    expect(peak - base, 'the service held the file in memory').toBeLessThan(64 * 2 ** 20);
+    expect(result.error).toBe(`File too large: ${2 ** 30} bytes (max 10485760)`);
   });
 
   it.each(['.git/config', '.git/hooks/pre-commit'])('refuses to edit %s', async (relative) => {

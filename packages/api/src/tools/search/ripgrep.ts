@@ -9,6 +9,7 @@ import {
   type PathGlob,
   type SearchBackend,
 } from './backend.js';
+import type { FifoPlaces } from '../../util/fifo-release.js';
 import { runProcess, type ProcessOutcome, type ProcessWrapper } from './run-process.js';
 
 /** A failure of `rg` itself (not "no match"); the message is what the agent reads. */
@@ -32,6 +33,10 @@ const FILE_SELECTION = [
   '--no-ignore-exclude',
   ...DEFAULT_IGNORED_DIRS.flatMap((name) => ['--glob', `!${name}/`]),
 ];
+
+/** The ignore files rg reads, in the searched tree and the directories above it: a FIFO among them would hold it. */
+const IGNORE_FILES: ReadonlySet<string> = new Set(['.gitignore', '.ignore', '.rgignore']);
+const ignoreFiles = (tree: string): FifoPlaces => ({ tree, names: IGNORE_FILES, ancestors: true });
 
 /** Content search flags: JSON output (exact paths and text, binary files flagged), lines as the fallback reads them. */
 const CONTENT_SEARCH = ['--json', '--no-mmap', '--crlf', '--encoding', 'none', '--engine', 'auto'];
@@ -103,7 +108,7 @@ export function createRipgrepBackend(binary: string, wrap?: ProcessWrapper): Sea
       const onRecord = (path: string): void => {
         if (path !== '' && (!glob || glob.matches(relativeToRoot(root, path)))) onFile(path);
       };
-      checkOutcome(await runProcess(binary, args, { cwd: root, signal, separator: '\0', onRecord, ...extra }));
+      checkOutcome(await runProcess(binary, args, { cwd: root, signal, separator: '\0', onRecord, fifos: ignoreFiles(root), ...extra }));
     },
 
     async searchContent(request: ContentSearchRequest, onFile) {
@@ -124,7 +129,7 @@ export function createRipgrepBackend(binary: string, wrap?: ProcessWrapper): Sea
       const selected = (matches: FileMatches): void => {
         if (!glob || glob.matches(relativeToRoot(request.root, matches.path))) onFile(matches);
       };
-      checkOutcome(await runProcess(binary, args, { cwd, signal: request.signal, separator: '\n', onRecord: jsonCollector(selected), ...extra }));
+      checkOutcome(await runProcess(binary, args, { cwd, signal: request.signal, separator: '\n', onRecord: jsonCollector(selected), fifos: ignoreFiles(cwd), ...extra }));
     },
   };
 }

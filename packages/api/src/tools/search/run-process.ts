@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { releaseFifoWaits, type FifoPlaces } from '../../util/fifo-release.js';
 import { signalGroup } from '../sandbox/exec/process-group.js';
 
 export interface ProcessOutcome {
@@ -21,7 +22,15 @@ const unwrapped: ProcessWrapper = (binary, args) => ({ file: binary, args: [...a
 export function runProcess(
   binary: string,
   args: readonly string[],
-  options: { cwd: string; signal: AbortSignal; separator: string; onRecord: (record: string) => void; wrap?: ProcessWrapper },
+  options: {
+    cwd: string;
+    signal: AbortSignal;
+    separator: string;
+    onRecord: (record: string) => void;
+    wrap?: ProcessWrapper;
+    /** FIFOs the process may open and wait on (ignore files): released while it waits. */
+    fifos?: FifoPlaces;
+  },
 ): Promise<ProcessOutcome> {
   const launch = (options.wrap ?? unwrapped)(binary, args, options.cwd);
   return new Promise((resolve, reject) => {
@@ -37,6 +46,7 @@ export function runProcess(
       // The child gets nothing of the service's environment but where programs live.
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
+    const stopWatch = options.fifos === undefined ? () => undefined : releaseFifoWaits(child.pid, options.fifos);
     const kill = (): void => {
       if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
     };
@@ -68,10 +78,12 @@ export function runProcess(
       if (stderr.length < STDERR_LIMIT) stderr += chunk;
     });
     child.on('error', (error) => {
+      stopWatch();
       options.signal.removeEventListener('abort', onAbort);
       reject(error);
     });
     child.on('close', (code) => {
+      stopWatch();
       options.signal.removeEventListener('abort', onAbort);
       if (pending !== '' && failure === undefined) deliver([pending]);
       if (failure !== undefined) reject(failure);

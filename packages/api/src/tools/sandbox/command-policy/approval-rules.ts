@@ -3,6 +3,7 @@ import { checkCommandText } from './pre-parse.js';
 import { allCommands } from './structure.js';
 import { readWithUnbash } from './unbash-reader.js';
 import type { ShellToolName } from './plan.js';
+import { ruleReadings } from './rule-readings.js';
 
 /**
  * Approval rules (EXTENSIONS.md section 3), judged on what the policy parsed: a shell call on
@@ -30,18 +31,25 @@ export interface RuleVerdict {
 }
 
 /** What the rules look at in one call: the argv of each simple command, or one resolved path. */
-export type CallSubject = { kind: 'commands'; argvs: string[][] } | { kind: 'path'; path: string } | { kind: 'other' };
+export type CallSubject = { kind: 'commands'; argvs: string[][]; cwd?: string } | { kind: 'path'; path: string } | { kind: 'other' };
 
 const SHELL_TOOLS: readonly string[] = ['bash', 'bash_readonly'];
 const STRICTNESS: Record<RuleAction, number> = { allow: 0, ask: 1, deny: 2 };
 
+/**
+ * Command names as the programs read them (`npm add` is `npm install`, `pip3` is `pip`, git's
+ * `-f` is `--force`, `git checkout <file>` is `git checkout -- <file>`: see rule-readings.ts).
+ */
 export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
-  ...['npm install', 'npm i', 'npm ci', 'npm publish', 'pip install', 'pip3 install', 'cargo install', 'cargo publish'].map(
+  // Package installs and publishes. `install-test`, `install-ci-test` and `update` install too.
+  ...['npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm publish', 'pip install', 'cargo install', 'cargo publish'].map(
     (match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' }),
   ),
-  ...['git reset --hard', 'git clean', 'git rebase', 'git checkout --', 'git restore', 'rm'].map(
-    (match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' }),
-  ),
+  // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does.
+  ...[
+    'git reset --hard', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force', 'git switch --force',
+    'git switch --discard-changes', 'git restore', 'rm',
+  ].map((match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' })),
 ];
 
 /**
@@ -61,10 +69,14 @@ export function parsedArgvs(tool: ShellToolName, command: string, home: string):
 /** A compiled rule set: evaluate calls against it, in any order of the rules. */
 export class ApprovalRuleSet {
   private readonly globs = new Map<string, GlobMatcher>();
+  /** A shell rule's match words, as written and as the program reads them. */
+  private readonly commandForms = new Map<string, string[][]>();
 
   constructor(readonly rules: readonly ApprovalRule[]) {
     for (const rule of rules) {
-      if (rule.match !== undefined && !SHELL_TOOLS.includes(rule.tool)) this.globs.set(rule.match, compilePathGlob(rule.match));
+      if (rule.match === undefined) continue;
+      if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') this.commandForms.set(rule.match, ruleReadings(rule.match.trim().split(/\s+/)));
+      if (!SHELL_TOOLS.includes(rule.tool)) this.globs.set(rule.match, compilePathGlob(rule.match));
     }
   }
 
@@ -78,7 +90,10 @@ export class ApprovalRuleSet {
 
   private matches(rule: ApprovalRule, subject: CallSubject): boolean {
     if (rule.match === undefined) return true;
-    if (subject.kind === 'commands') return subject.argvs.some((argv) => matchesCommand(rule.match!, argv));
+    if (subject.kind === 'commands') {
+      const forms = this.commandForms.get(rule.match) ?? ruleReadings(rule.match.trim().split(/\s+/));
+      return subject.argvs.some((argv) => ruleReadings(argv, subject.cwd).some((read) => forms.some((form) => matchesWords(form, read))));
+    }
     if (subject.kind === 'path') return (this.globs.get(rule.match) ?? compilePathGlob(rule.match)).test(subject.path);
     return false;
   }
@@ -89,10 +104,16 @@ export const describeRule = (rule: ApprovalRule): string => `${rule.tool}${rule.
 /**
  * `match` words against one argv: the first word is the program; each further word that starts
  * with `-` must be among the arguments, each other word among the non-option arguments, in the
- * order given, not necessarily adjacent. After `--` every argument is a non-option one.
+ * order given, not necessarily adjacent. After `--` every argument is a non-option one. An option
+ * word also matches the spellings getopt and git accept for it: a long option abbreviated
+ * (`--har` for `--hard`) or with a value (`--rebase=merges`), a short one inside a bundle (`-qf`).
  */
 export function matchesCommand(match: string, argv: readonly string[]): boolean {
-  const [program, ...words] = match.trim().split(/\s+/);
+  return matchesWords(match.trim().split(/\s+/), argv);
+}
+
+function matchesWords(match: readonly string[], argv: readonly string[]): boolean {
+  const [program, ...words] = match;
   if (argv[0] !== program) return false;
   const args = argv.slice(1);
   const dashDash = args.indexOf('--');
@@ -101,7 +122,7 @@ export function matchesCommand(match: string, argv: readonly string[]): boolean 
   let next = 0;
   for (const word of words) {
     if (word.startsWith('-')) {
-      if (!args.includes(word)) return false;
+      if (!args.some((arg, i) => isOption(arg, i) && spellsOption(arg, word))) return false;
       continue;
     }
     while (next < operands.length && operands[next] !== word) next++;
@@ -109,6 +130,18 @@ export function matchesCommand(match: string, argv: readonly string[]): boolean 
     next++;
   }
   return true;
+}
+
+/** Whether `arg` is a spelling of the option `word`. */
+function spellsOption(arg: string, word: string): boolean {
+  if (arg === word) return true;
+  if (word === '--') return false;
+  if (word.startsWith('--')) {
+    const name = arg.split('=')[0] as string;
+    return name.startsWith('--') && name.length > 2 && word.startsWith(name);
+  }
+  // A single letter (`-f`): in a bundle of short options. `-delete` and the like only as written.
+  return word.length === 2 && !arg.startsWith('--') && arg.slice(1).includes(word.slice(1));
 }
 
 const notSlash = (c: number): boolean => c !== 0x2f;

@@ -53,6 +53,37 @@ describe('approval rules on parsed commands', () => {
     }
   });
 
+  describe('another spelling of a command the defaults ask about asks too', () => {
+    const project = mkdtempSync(join(tmpdir(), 'mada-rules-cwd-'));
+    writeFileSync(join(project, 'notes.txt'), 'local changes\n');
+    const judgeHere = (command: string) =>
+      new ApprovalRuleSet(DEFAULT_APPROVAL_RULES).judge('bash', { kind: 'commands', argvs: parsedArgvs('bash', command, '/home/u') ?? [], cwd: project }).action;
+
+    it.each([
+      // npm's aliases, typo aliases, unique abbreviations and camelCase (npm's own deref).
+      'npm add left-pad', 'npm in left-pad', 'npm isntall left-pad', 'npm instal', 'npm --loglevel silly add x', 'npm clean-install',
+      'npm ic', 'npm install-clean', 'npm install-cl', 'npm it', 'npm cit', 'npm installTest', 'npm publ', 'npm up', 'npm upgrade',
+      // pip by another name.
+      'pip3 install requests', 'python -m pip install requests', 'python3 -Im pip install requests', 'python3 -mpip install x',
+      // git options as git reads them: abbreviated, bundled, short for long.
+      'git reset --har', 'git reset --ha HEAD~1', 'git -C . reset --hard', 'git checkout -f', 'git checkout -qf main', 'git checkout --forc',
+      'git switch -f main', 'git switch --discard-changes main', 'git pull -r', 'git pull --rebase=merges origin',
+      // git checkout of paths without `--`: a file here, a pathspec, a revision and paths.
+      'git checkout notes.txt', 'git checkout .', 'git checkout HEAD notes.txt', "git checkout '*.txt'", 'git checkout :/', 'git checkout --pathspec-from-file=list.txt',
+    ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
+
+    it.each(['git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
+      'and %s still runs without asking',
+      (command) => expect(judgeHere(command)).toBe('allow'),
+    );
+
+    it('an operator rule written with an alias covers the other spellings', () => {
+      const rules = [{ tool: 'bash', match: 'npm add', action: 'deny' } as const];
+      expect(judgeCommand(rules, 'npm i left-pad')).toBe('deny');
+      expect(judgeCommand([{ tool: 'bash', match: 'pip3 install', action: 'deny' }], 'python3 -m pip install x')).toBe('deny');
+    });
+  });
+
   it('judges file tools on the resolved absolute path with ** globs', () => {
     const rules = new ApprovalRuleSet([
       { tool: 'write_file', match: '/repo/**/.env*', action: 'ask' },

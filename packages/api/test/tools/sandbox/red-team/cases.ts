@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ToolSettings } from '../../../../src/tools/tool.js';
@@ -76,6 +76,31 @@ function hostListener(address: { port: number; host: string } | { path: string }
     socket.destroy();
   });
   server.listen(address);
+  return () => server.close();
+}
+/** `vendor/lib`: a repository of its own with one commit, added to the project's index as a gitlink. */
+function embeddedRepository(arena: Arena): string {
+  const lib = join(arena.root, 'vendor', 'lib');
+  const git = (cwd: string, ...args: string[]): void => {
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+  };
+  mkdirSync(lib, { recursive: true });
+  git(lib, 'init', '-q');
+  writeFileSync(join(lib, 'lib.txt'), 'embedded\n');
+  git(lib, 'add', 'lib.txt');
+  git(lib, 'commit', '-qm', 'lib');
+  git(arena.root, 'add', 'vendor/lib');
+  return lib;
+}
+
+/** FIFOs, a listening unix socket and loops of symbolic links in the work tree; returns what closes the socket. */
+function specialFiles(arena: Arena): () => void {
+  execFileSync('mkfifo', [join(arena.root, 'pipe.txt'), join(arena.root, 'src', '.ignore'), join(arena.root, '.rgignore')]);
+  symlinkSync('loop', join(arena.root, 'loop'));
+  symlinkSync('b', join(arena.root, 'a'));
+  symlinkSync('a', join(arena.root, 'b'));
+  symlinkSync('..', join(arena.root, 'src', 'up'));
+  const server = createServer(() => undefined).listen(join(arena.root, 'sock'));
   return () => server.close();
 }
 export const LOOPBACK_PORT = 20000 + (process.pid % 20000);
@@ -413,6 +438,107 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     args: (a) => python(`import os\nos.symlink('.', 'self')\nfor p in ['/proc/self/cwd/data/mada.db', '/proc/1/cwd/data/mada.db', 'self/data/mada.db', 'self/self/.env', '/proc/self/root${a.dataDir}/mada.db', '/proc/self/cwd/.env', '/proc/self/cwd/../project/.env']:\n    try:\n        print(p, open(p, errors='replace').read())\n    except OSError as e:\n        print(p, e)`),
   },
   gitCase('git config through GIT_CONFIG_* variables set by env', 'bash', 'env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=tools/payload.sh GIT_DIR=.git git status', () => undefined),
+
+  // A repository embedded in the work tree and added as a gitlink: git status and diff at the top
+  // run `git status` inside it, which reads its own config (the forced -c settings reach it through
+  // GIT_CONFIG_PARAMETERS, and it runs in the sandbox anyway).
+  ...(['git status', 'git diff'] as const).map((command) =>
+    gitCase(`a gitlinked embedded repository's fsmonitor and filter process (${command} recurses into it)`, 'bash_readonly', command, (a, p) => {
+      const lib = embeddedRepository(a);
+      a.plant('vendor/lib/.gitattributes', '* filter=evil\n');
+      a.plant('vendor/lib/lib.txt', 'changed in the embedded repository\n');
+      plantConfig(a, `[core]\n\tfsmonitor = ${p}\n[filter "evil"]\n\tprocess = ${p}\n\tclean = ${p}`, join(lib, '.git'));
+    }),
+  ),
+
+  // Programs and files named in option values: read or run from outside, or a program as a helper.
+  { name: 'git commit -F reads the message from outside', tool: 'bash', args: (a) => ({ command: `git commit -q --allow-empty -F ${a.outside}/secret.txt && git log -1` }) },
+  { name: 'git diff --no-index against a file outside', tool: 'bash_readonly', args: (a) => ({ command: `git diff --no-index ${a.outside}/secret.txt notes.txt` }) },
+  { name: 'git show of a blob path leaving the repository', tool: 'bash_readonly', args: () => ({ command: 'git show HEAD:../outside/secret.txt' }) },
+  { name: 'file -m reads a magic file from outside', tool: 'bash_readonly', args: (a) => ({ command: `file -m ${a.outside}/secret.txt notes.txt` }) },
+  {
+    name: 'sort --compress-program runs a planted program',
+    tool: 'bash_readonly',
+    setup: (a) => void plantPayload(a),
+    args: () => ({ command: 'sort --compress-program=tools/payload.sh -S 1 notes.txt' }),
+  },
+  {
+    name: 'tar --checkpoint-action=exec runs a planted program',
+    tool: 'bash',
+    setup: (a) => void plantPayload(a),
+    args: () => ({ command: 'tar -cf out.tar --checkpoint=1 --checkpoint-action=exec=tools/payload.sh notes.txt' }),
+  },
+
+  // Special files in the work tree (made by a run's bash or an extracted archive) for the file tools,
+  // which run in the service: a FIFO waits for a partner, a socket or a loop of links is no file.
+  ...(['read_file', 'write_file', 'edit_file'] as const).map(
+    (tool): RedTeamCase => ({
+      name: `${tool} of a FIFO in the work tree`,
+      tool,
+      setup: (a) => void execFileSync('mkfifo', [join(a.root, 'pipe.txt')]),
+      args: () => ({ file_path: 'pipe.txt', content: 'x', old_string: 'a', new_string: 'b' }),
+    }),
+  ),
+  ...([true, false] as const).map(
+    (sandboxEnabled): RedTeamCase => ({
+      name: `grep_content and glob_files over FIFOs, a socket and loops of links (${sandboxEnabled ? 'ripgrep in the sandbox' : 'ripgrep without the sandbox'})`,
+      tool: 'grep_content',
+      settings: { sandboxEnabled },
+      setup: specialFiles,
+      args: () => ({ pattern: 'alpha|secret', output_mode: 'content' }),
+      expectOutput: /alpha/,
+    }),
+  ),
+  {
+    name: 'grep_content in a directory below a FIFO .rgignore (ripgrep reads the ignore files above it)',
+    tool: 'grep_content',
+    setup: specialFiles,
+    args: () => ({ pattern: 'answer', path: 'src', output_mode: 'content' }),
+    expectOutput: /answer = 42/,
+  },
+  { name: 'glob_files over FIFOs, a socket and loops of links', tool: 'glob_files', setup: specialFiles, args: () => ({ pattern: '**/*', limit: 1000 }), expectOutput: /notes\.txt/ },
+  { name: 'read_file of a unix socket in the work tree', tool: 'read_file', setup: specialFiles, args: () => ({ file_path: 'sock' }) },
+  { name: 'read_file of a link loop', tool: 'read_file', setup: specialFiles, args: () => ({ file_path: 'loop' }) },
+  {
+    name: 'read_file through a link to the service\'s /proc/self/environ',
+    tool: 'read_file',
+    setup: (a) => symlinkSync('/proc/self/environ', join(a.root, 'environ.txt')),
+    args: () => ({ file_path: 'environ.txt' }),
+  },
+  {
+    name: 'edit_file of a sparse file of a gigabyte (service memory)',
+    tool: 'edit_file',
+    setup: (a) => truncateSync(a.plant('huge.txt', 'alpha\n'), 2 ** 30),
+    args: () => ({ file_path: 'huge.txt', old_string: 'alpha', new_string: 'beta' }),
+    expectOutput: /File too large/,
+  },
+  {
+    name: "git status with a FIFO as .gitignore and .gitattributes (the agent's own git waits, then is stopped)",
+    tool: 'bash_readonly',
+    setup: (a) => void execFileSync('mkfifo', [join(a.root, '.gitignore'), join(a.root, 'src', '.gitattributes')]),
+    args: () => ({ command: 'git status', timeout: 2 }),
+    expectOutput: /timed out/,
+  },
+
+  // A `.git` entry naming DATA_DIR as its repository: the protected-file binds of "the repository
+  // around the command" must not bring hidden files back into view, nor let them be written.
+  ...(['a gitdir: file', 'a symlink'] as const).map(
+    (kind): RedTeamCase => ({
+      name: `${kind} .git naming DATA_DIR, for a command run below it`,
+      tool: 'bash',
+      setup: (a) => {
+        mkdirSync(join(a.dataDir, 'hooks'));
+        writeFileSync(join(a.dataDir, 'config'), `[core]\n\tsecret = ${SECRETS.database}\n`);
+        mkdirSync(join(a.root, 'sub'));
+        if (kind === 'a symlink') symlinkSync(a.dataDir, join(a.root, 'sub', '.git'));
+        else writeFileSync(join(a.root, 'sub', '.git'), `gitdir: ${a.dataDir}\n`);
+      },
+      args: (a) => ({
+        command: `cat ${a.dataDir}/config ${a.dataDir}/mada.db ; python3 -c "open('${a.dataDir}/config', 'a').write('x'); open('${a.dataDir}/hooks/post-commit', 'w').write('x')"`,
+        cwd: 'sub',
+      }),
+    }),
+  ),
 
   // Resources: memory, processes, daemons.
   {
