@@ -265,6 +265,20 @@ describe('a snapshot of a few changed files, made without updating the index', (
     expect(contents(await snapshot(repo))['src/a.ts']).toBe('b\n');
   });
 
+  it('lets git write the tree when the last one was packed by garbage collection', async () => {
+    const repo = shadow();
+    await snapshot(repo);
+    await repo.git(['gc', '--quiet', '--prune=now']);
+    writeFileSync(join(workingDir, 'src', 'b', 'c.ts'), 'c, changed\n');
+    const tree = await snapshot(repo);
+    expect(blob(tree, 'src/b/c.ts')).toBe('c, changed\n');
+    expect(tree).toBe(await treeGitWrites());
+    // git wrote this one, and the index follows it: the next change goes on top again.
+    writeFileSync(join(workingDir, 'src', 'b', 'd.ts'), 'd\n');
+    expect(contents(await snapshot(repo))).toMatchObject({ 'src/b/c.ts': 'c, changed\n', 'src/b/d.ts': 'd\n' });
+    expect(indexed()).toEqual(['src/a.ts', 'src/b/c.ts', 'tool.sh']);
+  });
+
   it('lets a file put on top that became a link leave the snapshot', async () => {
     const repo = shadow();
     await snapshot(repo);
