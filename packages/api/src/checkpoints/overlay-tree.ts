@@ -86,11 +86,16 @@ function readTree(gitDir: string, id: string): Map<string, TreeEntry> | undefine
 }
 
 /** git's order of tree entries: by name bytes, a directory's name read as if it ended in `/`. */
-function sortKey(name: string, entry: TreeEntry): Buffer {
-  return Buffer.from(entry.mode === TREE_MODE ? `${name}/` : name, 'latin1');
-}
+const sortKey = (name: string, entry: TreeEntry): string => (entry.mode === TREE_MODE ? `${name}/` : name);
 
 function serializeTree(entries: Map<string, TreeEntry>): Buffer {
-  const sorted = [...entries].map(([name, entry]) => ({ name, entry, key: sortKey(name, entry) })).sort((a, b) => Buffer.compare(a.key, b.key));
-  return Buffer.concat(sorted.flatMap(({ name, entry }) => [Buffer.from(`${entry.mode} ${name}\0`, 'latin1'), Buffer.from(entry.id, 'hex')]));
+  // Names hold one byte a character (`latin1`): comparing them as strings compares their bytes.
+  const sorted = [...entries].map(([name, entry]) => ({ name, entry, key: sortKey(name, entry) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const body = Buffer.alloc(sorted.reduce((size, { name, entry }) => size + entry.mode.length + name.length + 22, 0));
+  let at = 0;
+  for (const { name, entry } of sorted) {
+    at += body.write(`${entry.mode} ${name}\0`, at, 'latin1');
+    at += body.write(entry.id, at, 'hex');
+  }
+  return body;
 }
