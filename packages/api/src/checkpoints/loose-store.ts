@@ -7,9 +7,10 @@ import { deflateSync, inflateSync } from 'node:zlib';
  * Objects and refs of a shadow repository written the way git stores them loose (a zlib-deflated
  * object under `objects/`, a ref as a file holding an object id), without starting git: each git
  * process costs a few milliseconds, and a run's two snapshots must cost about one `git status`
- * each. Shadow repositories are created by the service with SHA-1 object names. The files are a
- * few bytes in the service's own DATA_DIR: written synchronously, at a tenth of the cost of the
- * asynchronous calls.
+ * each. Shadow repositories are created by the service with SHA-1 object names. The files are
+ * small (refs, commits and trees a few bytes to a few KiB; a snapshot writes at most 1 MiB of
+ * blobs this way) in the service's own DATA_DIR: written synchronously, at a tenth of the cost of
+ * the asynchronous calls.
  */
 
 /** A shadow ref: HEAD, or one under refs/ made of plain name characters. */
