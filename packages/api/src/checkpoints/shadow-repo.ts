@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { DEFAULT_IGNORED_DIRS } from '../tools/search/backend.js';
 import { walkFiles } from '../tools/search/walk.js';
 import { GIT_TIMEOUT_MS, nulFields, runGit, type GitTarget } from './git.js';
-import { writeCommit, writeRef } from './loose-store.js';
+import { EMPTY_TREE, writeCommit, writeObject, writeRef } from './loose-store.js';
+import { overlayTree, type OverlayFile } from './overlay-tree.js';
 import { outerIgnoreLines } from './outer-ignores.js';
 import { GlobVerdict, isSearchIgnoreFile, SearchIgnores } from './search-ignores.js';
 import { asBytes, SnapshotRules } from './snapshot-rules.js';
+import { readRegularFileWithStatsSync } from '../util/regular-file.js';
 
 /**
  * Attributes that win over any `.gitattributes` in the working directory ($GIT_DIR/info/attributes
@@ -64,7 +66,13 @@ export interface SnapshotLimits {
   excludedPaths: readonly string[];
 }
 
-const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+/**
+ * At most this many files, of at most this many bytes in all, differing from the index go on top
+ * of HEAD's tree without updating the index (see `overlaid`); more, and updating the index costs
+ * less than reading them again at each snapshot.
+ */
+const OVERLAY_MAX_FILES = 64;
+const OVERLAY_MAX_BYTES = 1024 * 1024;
 
 /** What `status` reported, paths as byte strings. */
 interface StatusReport {
@@ -107,6 +115,10 @@ const MAX_LOOKS = 4;
 /** How the index follows the working directory: paths to (re)hash, paths to drop, files too large. */
 interface IndexUpdate {
   add: string[];
+  /** What lstat found at each path of `add`, when it was found inside the working directory. */
+  addStats: Stats[];
+  /** The size of the files in `add`, in bytes. */
+  addBytes: number;
   drop: string[];
   skipped: string[];
 }
@@ -184,12 +196,39 @@ export class ShadowRepo {
     const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
     const update = await this.sortOut(report.changed, found, hidden, limits.maxFileBytes);
     update.drop = [...new Set([...update.drop, ...nowIgnored])];
+    const skipped = update.skipped.map(fromBytes).sort();
+    // The index is as HEAD's tree says and nothing leaves it: the files it lacks may go on top.
+    const settled = head !== undefined && !rulesChanged && !report.indexMoved && update.drop.length === 0 && report.nested.length === 0;
+    if (settled && update.add.length === 0) return { tree: head.tree, skipped };
+    const overlaid = settled ? this.overlaid(head.tree, update, limits.maxFileBytes) : undefined;
+    if (overlaid !== undefined) return { tree: overlaid, skipped };
     if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
     if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
-    const unchanged = !rulesChanged && !report.indexMoved && update.add.length === 0 && update.drop.length === 0;
-    const tree = (unchanged ? head?.tree : undefined) ?? ((await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE);
-    const skipped = update.skipped.map(fromBytes).sort();
+    const tree = (await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE;
     return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+  }
+
+  /**
+   * The snapshot's tree when a few files differ from the index (a run that edited some): those
+   * files hashed and put into HEAD's tree without starting git, two processes fewer than
+   * update-index and write-tree. The index stays as it was, so `status` reports them again next
+   * time and they are read again, until a snapshot with more to do brings the index up to date.
+   * Undefined when git has to write this one.
+   */
+  private overlaid(base: string, update: IndexUpdate, maxFileBytes: number): string | undefined {
+    if (update.add.length > OVERLAY_MAX_FILES || update.addBytes > OVERLAY_MAX_BYTES) return undefined;
+    // Rules that changed go into the index at once: every later snapshot reads them from there.
+    if (update.add.some((path) => isGitignore(path) || isSearchIgnoreFile(path))) return undefined;
+    const files: OverlayFile[] = [];
+    for (const [i, path] of update.add.entries()) {
+      // The file found inside the working directory, not a link put in its place or in the place
+      // of a directory above it since.
+      const file = readRegularFileWithStatsSync(this.absolute(path), maxFileBytes, true);
+      if (!file || file.stats.ino !== update.addStats[i]?.ino || file.stats.dev !== update.addStats[i]?.dev) return undefined;
+      // git's mode for a regular file: executable when its owner may run it.
+      files.push({ path, mode: file.stats.mode & 0o100 ? '100755' : '100644', blob: writeObject(this.target.gitDir, 'blob', file.bytes) });
+    }
+    return overlayTree(this.target.gitDir, base, files);
   }
 
   /**
@@ -337,7 +376,7 @@ export class ShadowRepo {
    * now a link or a directory, reached through a link, hidden by the service's rules) leaves it.
    */
   private async sortOut(changed: readonly string[], untracked: readonly string[], hidden: (path: string) => boolean, maxFileBytes: number): Promise<IndexUpdate> {
-    const update: IndexUpdate = { add: [], drop: [], skipped: [] };
+    const update: IndexUpdate = { add: [], addStats: [], addBytes: 0, drop: [], skipped: [] };
     const visible: { path: string; tracked: boolean }[] = [];
     for (const [list, tracked] of [
       [changed, true],
@@ -353,8 +392,11 @@ export class ShadowRepo {
     visible.forEach(({ path, tracked }, i) => {
       const file = stats[i];
       if (file?.isFile() && realParents.has(parentOf(path))) {
-        if (file.size <= maxFileBytes) update.add.push(path);
-        else {
+        if (file.size <= maxFileBytes) {
+          update.add.push(path);
+          update.addStats.push(file);
+          update.addBytes += file.size;
+        } else {
           update.skipped.push(path);
           if (tracked) update.drop.push(path);
         }
@@ -368,7 +410,7 @@ export class ShadowRepo {
    * the snapshot, as they leave glob_files' listing (git itself would keep tracking them).
    */
   private async trackedButIgnored(reported: readonly string[], verdict: GlobVerdict | undefined): Promise<Set<string>> {
-    if (!reported.some((path) => path === '.gitignore' || path.endsWith('/.gitignore'))) return new Set();
+    if (!reported.some(isGitignore)) return new Set();
     if (verdict) return verdict.hidden(nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1'));
     return this.ignoredInIndex();
   }
@@ -429,6 +471,8 @@ export function readSmallFile(path: string, encoding: 'utf8' | 'latin1'): string
     return undefined;
   }
 }
+
+const isGitignore = (path: string): boolean => path === '.gitignore' || path.endsWith('/.gitignore');
 
 const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 0));
 

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 /*
@@ -13,9 +13,17 @@ const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** The file's bytes if it is a regular file of at most `maxBytes`; undefined for anything else or any error. */
 export function readRegularFileSync(path: string | Buffer, maxBytes: number): Buffer | undefined {
+  return readRegularFileWithStatsSync(path, maxBytes)?.bytes;
+}
+
+/**
+ * readRegularFileSync with the stats of what was read; `noFollow` refuses a symbolic link in the
+ * last place of the path (the file itself, not a link to one, is what the caller means to read).
+ */
+export function readRegularFileWithStatsSync(path: string | Buffer, maxBytes: number, noFollow = false): { bytes: Buffer; stats: Stats } | undefined {
   let fd: number;
   try {
-    fd = openSync(path, FLAGS);
+    fd = openSync(path, noFollow ? FLAGS | constants.O_NOFOLLOW : FLAGS);
   } catch {
     return undefined;
   }
@@ -26,7 +34,7 @@ export function readRegularFileSync(path: string | Buffer, maxBytes: number): Bu
     const buffer = Buffer.alloc(stats.size + 1);
     let length = 0;
     for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
-    return length > stats.size ? undefined : buffer.subarray(0, length);
+    return length > stats.size ? undefined : { bytes: buffer.subarray(0, length), stats };
   } catch {
     return undefined;
   } finally {

@@ -34,6 +34,28 @@ describe('checkpoints of runs', () => {
     expect((await service.changes(interrupted)).files).toEqual([{ path: 'a.txt', change: 'modified', additions: 1, deletions: 1 }]);
   });
 
+  it("tell a run's changes from those the user made between runs, when each run changed only a file or two", async () => {
+    const { workingDir, service } = fixture();
+    for (let i = 0; i < 20; i++) writeFileSync(join(workingDir, `f${i}.txt`), `${i}\n`);
+    const run = async (id: string, change: () => void) => {
+      const checkpoint = service.forRun(id, workingDir);
+      await checkpoint.beforeModify();
+      change();
+      await checkpoint.finish();
+      return (await service.changes(runRecord(id, workingDir, 'succeeded'))).files.map(({ path, change: kind }) => `${kind} ${path}`);
+    };
+    expect(await run('33333330-3333-4333-8333-333333333333', () => writeFileSync(join(workingDir, 'f1.txt'), 'run one\n'))).toEqual(['modified f1.txt']);
+    // Between runs, the user edits the file the last run changed (same size) and adds one.
+    writeFileSync(join(workingDir, 'f1.txt'), 'user 1!\n');
+    writeFileSync(join(workingDir, 'mine.txt'), 'mine\n');
+    expect(await run('33333331-3333-4333-8333-333333333333', () => writeFileSync(join(workingDir, 'f2.txt'), 'run two\n'))).toEqual(['modified f2.txt']);
+    // The user puts back what the first run changed; the next run changes it again.
+    writeFileSync(join(workingDir, 'f1.txt'), '1\n');
+    expect(await run('33333332-3333-4333-8333-333333333333', () => writeFileSync(join(workingDir, 'f1.txt'), 'run three\n'))).toEqual(['modified f1.txt']);
+    const { diff } = await service.changes(runRecord('33333332-3333-4333-8333-333333333333', workingDir, 'succeeded'));
+    expect(diff).toContain('-1\n+run three\n');
+  });
+
   it('keep the snapshots of concurrent runs on one working directory apart', async () => {
     const { workingDir, service } = fixture();
     for (let i = 0; i < 20; i++) writeFileSync(join(workingDir, `f${i}.txt`), `${i}\n`);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -204,6 +204,7 @@ describe('a working directory inside a repository', () => {
 describe('a service killed while git held the index lock', () => {
   it('leaves a lock that later snapshots remove once it is older than any git it runs', async () => {
     writeFileSync(join(workingDir, 'a.txt'), 'one\n');
+    writeFileSync(join(workingDir, 'b.txt'), 'b\n');
     const repo = shadow();
     await repo.snapshot(limits());
     const lock = join(ShadowRepo.gitDirFor(root, workingDir), 'index.lock');
@@ -211,6 +212,99 @@ describe('a service killed while git held the index lock', () => {
     const hourAgo = new Date(Date.now() - 3600_000);
     utimesSync(lock, hourAgo, hourAgo);
     writeFileSync(join(workingDir, 'a.txt'), 'two\n');
+    // A file gone: the index must be updated.
+    rmSync(join(workingDir, 'b.txt'));
     expect(contents((await repo.snapshot(limits())).tree)).toEqual({ 'a.txt': 'two\n' });
+  });
+});
+
+describe('a snapshot of a few changed files, made without updating the index', () => {
+  /** The tree git writes for the working directory as it is now, in a shadow repository of its own. */
+  async function treeGitWrites(): Promise<string> {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'mada-shadow-root-'));
+    try {
+      return (await new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(elsewhere, workingDir), workTree: workingDir }).snapshot(limits())).tree;
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  }
+
+  const indexed = (): string[] =>
+    execFileSync('git', ['--git-dir', ShadowRepo.gitDirFor(root, workingDir), 'ls-files', '-z'], { encoding: 'latin1' }).split('\0').filter(Boolean);
+
+  /** A snapshot as the checkpoint service takes it: HEAD follows it. */
+  async function snapshot(repo: ShadowRepo): Promise<string> {
+    const taken = await repo.snapshot(limits());
+    if (taken.head) repo.record([['HEAD', taken.head]]);
+    return taken.tree;
+  }
+
+  const blob = (tree: string, path: string): string =>
+    execFileSync('git', ['--git-dir', ShadowRepo.gitDirFor(root, workingDir), 'cat-file', 'blob', `${tree}:${path}`], { encoding: 'utf8' });
+
+  beforeEach(() => {
+    mkdirSync(join(workingDir, 'src', 'b'), { recursive: true });
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'a\n');
+    writeFileSync(join(workingDir, 'src', 'b', 'c.ts'), 'c\n');
+    writeFileSync(join(workingDir, 'tool.sh'), 'echo\n');
+  });
+
+  it.each([
+    ['a few files', 3],
+    ['more files than go on top of the last tree', 70],
+  ])('is the tree git itself writes, for %s', async (_, added) => {
+    const repo = shadow();
+    await snapshot(repo);
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'a, changed\n');
+    chmodSync(join(workingDir, 'tool.sh'), 0o755);
+    // Names that sort around the directory src/b (git orders it as `b/`), one not UTF-8.
+    for (const name of ['b.ts', 'b-c', 'b0', 'b']) writeFileSync(join(workingDir, 'src', name === 'b' ? 'b/new.ts' : name), `${name}\n`);
+    writeFileSync(Buffer.from(`${workingDir}/caf\xe9.txt`, 'latin1'), 'latin1\n');
+    for (let i = 0; i < added; i++) writeFileSync(join(workingDir, `new${i}.txt`), `${i}\n`);
+    mkdirSync(join(workingDir, 'deep', 'er'), { recursive: true });
+    writeFileSync(join(workingDir, 'deep', 'er', 'x.txt'), 'x\n');
+    const tree = await snapshot(repo);
+    expect(tree).toBe(await treeGitWrites());
+    expect(blob(tree, 'src/a.ts')).toBe('a, changed\n');
+    expect(indexed().includes('deep/er/x.txt')).toBe(added > 64);
+  });
+
+  it('sees every later change to those files: back as the index holds them, removed, changed again', async () => {
+    const repo = shadow();
+    await snapshot(repo);
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'A\n');
+    writeFileSync(join(workingDir, 'src', 'new.ts'), 'new\n');
+    expect(contents(await snapshot(repo))).toMatchObject({ 'src/a.ts': 'A\n', 'src/new.ts': 'new\n' });
+    expect(indexed()).not.toContain('src/new.ts');
+    // Same size, same second, content as the index holds it.
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'a\n');
+    rmSync(join(workingDir, 'src', 'new.ts'));
+    expect(contents(await snapshot(repo))).toEqual({ 'src/a.ts': 'a\n', 'src/b/c.ts': 'c\n', 'tool.sh': 'echo\n' });
+    writeFileSync(join(workingDir, 'src', 'a.ts'), 'b\n');
+    expect(contents(await snapshot(repo))['src/a.ts']).toBe('b\n');
+  });
+
+  it('lets git write the tree when the last one was packed by garbage collection', async () => {
+    const repo = shadow();
+    await snapshot(repo);
+    await repo.git(['gc', '--quiet', '--prune=now']);
+    writeFileSync(join(workingDir, 'src', 'b', 'c.ts'), 'c, changed\n');
+    const tree = await snapshot(repo);
+    expect(blob(tree, 'src/b/c.ts')).toBe('c, changed\n');
+    expect(tree).toBe(await treeGitWrites());
+    // git wrote this one, and the index follows it: the next change goes on top again.
+    writeFileSync(join(workingDir, 'src', 'b', 'd.ts'), 'd\n');
+    expect(contents(await snapshot(repo))).toMatchObject({ 'src/b/c.ts': 'c, changed\n', 'src/b/d.ts': 'd\n' });
+    expect(indexed()).toEqual(['src/a.ts', 'src/b/c.ts', 'tool.sh']);
+  });
+
+  it('lets a file put on top that became a link leave the snapshot', async () => {
+    const repo = shadow();
+    await snapshot(repo);
+    writeFileSync(join(workingDir, 'secret-free.txt'), 'mine\n');
+    expect(contents(await snapshot(repo))['secret-free.txt']).toBe('mine\n');
+    rmSync(join(workingDir, 'secret-free.txt'));
+    symlinkSync('/etc/hostname', join(workingDir, 'secret-free.txt'));
+    expect(Object.keys(contents(await snapshot(repo))).sort()).toEqual(['src/a.ts', 'src/b/c.ts', 'tool.sh']);
   });
 });

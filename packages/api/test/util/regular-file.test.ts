@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readRegularFile, readRegularFileSync } from '../../src/util/regular-file.js';
+import { readRegularFile, readRegularFileSync, readRegularFileWithStatsSync } from '../../src/util/regular-file.js';
 
 let dir: string;
 beforeEach(() => {
@@ -32,5 +32,17 @@ describe.each([
     expect(await read(join(dir, 'sub'), 2048)).toBeUndefined();
     expect(await read('/dev/zero', 2048)).toBeUndefined();
     expect(await read(join(dir, 'missing'), 2048)).toBeUndefined();
+  });
+});
+
+describe('reading the file itself, not a link put in its place', () => {
+  it('refuses a symbolic link in the last place of the path, and gives the stats of what it read', () => {
+    writeFileSync(join(dir, 'real'), 'real\n');
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    expect(readRegularFileWithStatsSync(join(dir, 'link'), 1024, true)).toBeUndefined();
+    expect(readRegularFileWithStatsSync(join(dir, 'link'), 1024)?.bytes.toString()).toBe('real\n');
+    const read = readRegularFileWithStatsSync(join(dir, 'real'), 1024, true);
+    expect(read?.bytes.toString()).toBe('real\n');
+    expect(read?.stats.ino).toBe(statSync(join(dir, 'real')).ino);
   });
 });
