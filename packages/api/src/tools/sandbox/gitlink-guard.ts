@@ -1,6 +1,9 @@
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readRegularFileSync } from '../../util/regular-file.js';
 import { gitlinksOf, parseIndex, serializeIndex } from './git-index.js';
+import type { PathSandbox } from './paths.js';
 import { repositoriesAround } from './protected-files.js';
 
 /*
@@ -15,6 +18,15 @@ import { repositoriesAround } from './protected-files.js';
 /** ctime can lag by a clock tick: an index changed this recently is read again, never trusted by its stat. */
 const CLOCK_TICK_MS = 50;
 const CACHE_LIMIT = 64;
+/** An index of millions of entries is this big; beyond it (a sparse file, say) it is not read. */
+const MAX_INDEX_BYTES = 256 * 1024 * 1024;
+const MAX_SMALL_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Every file here is the command's to plant: read without blocking and only if regular, so a FIFO
+ * named HEAD or index cannot stop the service's event loop.
+ */
+const readSmall = (path: string): string | undefined => readRegularFileSync(path, MAX_SMALL_FILE_BYTES)?.toString('latin1');
 
 interface Watched {
   tree: string;
@@ -27,6 +39,12 @@ interface Watched {
 }
 
 const cache = new Map<string, { fingerprint: string; gitlinks: ReadonlySet<string> }>();
+/**
+ * Gitlinks this service took out, per index: never counted as already there afterwards, though a
+ * concurrent run's command may have put one back in the index between another command's
+ * before-reading and its own removal.
+ */
+const taken = new Map<string, Set<string>>();
 
 function fingerprintOf(path: string): { fingerprint: string; ctimeMs: number } | undefined {
   try {
@@ -37,20 +55,11 @@ function fingerprintOf(path: string): { fingerprint: string; ctimeMs: number } |
   }
 }
 
-function hashBytesOf(gitDir: string): number {
-  try {
-    return /^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(join(gitDir, 'config'), 'utf8')) ? 32 : 20;
-  } catch {
-    return 20;
-  }
-}
+const hashBytesOf = (gitDir: string): number => (/^\s*objectformat\s*=\s*sha256\s*$/im.test(readSmall(join(gitDir, 'config')) ?? '') ? 32 : 20);
 
 function readIndex(gitDir: string, index: string): ReturnType<typeof parseIndex> {
-  try {
-    return parseIndex(readFileSync(index), hashBytesOf(gitDir));
-  } catch {
-    return undefined;
-  }
+  const data = readRegularFileSync(index, MAX_INDEX_BYTES);
+  return data === undefined ? undefined : parseIndex(data, hashBytesOf(gitDir));
 }
 
 /** The gitlinks of an index, from the cache when its stat is unchanged and old enough to trust. */
@@ -70,25 +79,17 @@ function gitlinksAt(gitDir: string, index: string, now: number): { fingerprint: 
 
 /** Where HEAD points and that ref's stat: a change means a commit (or checkout) happened. */
 function headState(gitDir: string): string {
-  try {
-    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').slice(0, 1024);
-    const ref = /^ref:\s*(\S+)/.exec(head)?.[1];
-    const refStat = ref === undefined ? '' : (fingerprintOf(join(gitDir, ref))?.fingerprint ?? '');
-    return `${head}\n${refStat}\n${fingerprintOf(join(gitDir, 'packed-refs'))?.fingerprint ?? ''}`;
-  } catch {
-    return '';
-  }
+  const head = readSmall(join(gitDir, 'HEAD'))?.slice(0, 1024) ?? '';
+  const ref = /^ref:\s*(\S+)/.exec(head)?.[1];
+  const refStat = ref === undefined ? '' : (fingerprintOf(join(gitDir, ref))?.fingerprint ?? '');
+  return `${head}\n${refStat}\n${fingerprintOf(join(gitDir, 'packed-refs'))?.fingerprint ?? ''}`;
 }
 
 /** Paths `.gitmodules` registers (`path = ...`): the user's submodules, which stay. */
 function registeredSubmodules(tree: string): Set<string> {
-  try {
-    // latin1, as index paths are read: bytes compare equal whatever their encoding.
-    const text = readFileSync(join(tree, '.gitmodules'), 'latin1');
-    return new Set([...text.matchAll(/^\s*path\s*=\s*(.+?)\s*$/gm)].map((m) => (m[1] as string).replace(/^"(.*)"$/, '$1')));
-  } catch {
-    return new Set();
-  }
+  // latin1, as index paths are read: bytes compare equal whatever their encoding.
+  const text = readSmall(join(tree, '.gitmodules')) ?? '';
+  return new Set([...text.matchAll(/^\s*path\s*=\s*(.+?)\s*$/gm)].map((m) => (m[1] as string).replace(/^"(.*)"$/, '$1')));
 }
 
 export interface GitlinkReport {
@@ -106,10 +107,21 @@ export class GitlinkGuard {
     private readonly startedAt: number,
   ) {}
 
-  /** Before a `bash` command: the gitlinks of each index around `cwd` (cached by the index's stat). */
-  static take(cwd: string, roots: readonly string[]): GitlinkGuard {
+  /**
+   * Before a `bash` command: the gitlinks of each index around `cwd` (cached by the index's stat).
+   * Only repositories the command can write are watched: a `gitdir:` file may name any directory,
+   * DATA_DIR included, and the service must not read or rewrite what the sandbox hides.
+   */
+  static take(cwd: string, sandbox: PathSandbox): GitlinkGuard {
     const now = Date.now();
-    const watched = repositoriesAround(cwd, roots).map(({ tree, gitDir }) => {
+    const writable = repositoriesAround(cwd, sandbox.roots).filter(({ gitDir }) => {
+      try {
+        return sandbox.contains(realpathSync(gitDir));
+      } catch {
+        return false;
+      }
+    });
+    const watched = writable.map(({ tree, gitDir }) => {
       const index = join(gitDir, 'index');
       return { tree, gitDir, index, ...gitlinksAt(gitDir, index, now), head: headState(gitDir) };
     });
@@ -144,12 +156,20 @@ export class GitlinkGuard {
     }
     const registered = registeredSubmodules(w.tree);
     const before = w.gitlinks ?? new Set<string>();
-    const added = gitlinksOf(index).filter((path) => !before.has(path) && !registered.has(path));
+    const removedEarlier = taken.get(w.index);
+    const added = gitlinksOf(index).filter((path) => (!before.has(path) || removedEarlier?.has(path) === true) && !registered.has(path));
     if (added.length === 0) return;
     const without = new Set(added);
-    const temporary = `${w.index}.mada-${process.pid}`;
-    writeFileSync(temporary, serializeIndex(index, without), { mode: statSync(w.index).mode & 0o777 });
-    renameSync(temporary, w.index);
+    // A fresh name, created exclusively: a link planted under it must not redirect the write.
+    const temporary = `${w.index}.mada-${randomBytes(6).toString('hex')}`;
+    try {
+      writeFileSync(temporary, serializeIndex(index, without), { mode: statSync(w.index).mode & 0o777, flag: 'wx' });
+      renameSync(temporary, w.index);
+    } finally {
+      rmSync(temporary, { force: true });
+    }
+    if (taken.size >= CACHE_LIMIT) taken.clear();
+    taken.set(w.index, new Set([...(removedEarlier ?? []), ...added]));
     report.removed.push(...added.map((path) => join(w.tree, path)));
     if (headState(w.gitDir) !== w.head) report.headMoved.push(w.tree);
   }

@@ -59,7 +59,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const snapshot = ProtectedSnapshot.take(protectedPathsFor(context, checked.cwd));
   // bash_readonly cannot write an index: only bash is checked for new gitlinks.
-  const gitlinks = tool === 'bash' ? GitlinkGuard.take(checked.cwd, context.sandbox.roots) : undefined;
+  const gitlinks = tool === 'bash' ? GitlinkGuard.take(checked.cwd, context.sandbox) : undefined;
   let result: RunResult;
   let restored: string[];
   let gitlinkReport: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };

@@ -92,4 +92,12 @@ describe('bash: gitlinks added to the index', () => {
     expect(result.metadata?.unchecked_indexes).toEqual([indexPath()]);
     expect(existsSync(`${indexPath()}.unchecked`)).toBe(true);
   });
+
+  it('is not held by a FIFO planted as the index and HEAD (the service reads them itself)', async () => {
+    const plant = "import os\nfor name in ['index', 'HEAD']:\n    os.remove('.git/' + name)\n    os.mkfifo('.git/' + name)";
+    const result = await bash(`python3 -c "${plant}"`);
+    expect(result.metadata?.unchecked_indexes).toEqual([indexPath()]);
+    // The next command reads HEAD before it starts.
+    expect((await bash('echo still here')).data).toContain('still here');
+  }, 20_000);
 });
