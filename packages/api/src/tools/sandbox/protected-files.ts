@@ -72,26 +72,40 @@ function workTrees(cwd: string, roots: readonly string[]): string[] {
   return [...found];
 }
 
+/** A repository a command run in `cwd` reaches: the work tree and its git directory. */
+export interface RepositoryAround {
+  tree: string;
+  gitDir: string;
+}
+
+/**
+ * The repositories around a command run in `cwd`: each work tree up to its allowed root (and each
+ * root) with a `.git` directory or `gitdir:` file, and a bare repository (a directory holding
+ * `HEAD`, `config` and `objects`) standing there.
+ */
+export function repositoriesAround(cwd: string, roots: readonly string[]): RepositoryAround[] {
+  const found: RepositoryAround[] = [];
+  for (const tree of workTrees(cwd, roots)) {
+    const own = gitDirectoryOf(join(tree, '.git'));
+    if (own !== undefined) found.push({ tree, gitDir: own });
+    if (isFile(join(tree, 'HEAD')) && isDirectory(join(tree, 'objects'))) found.push({ tree, gitDir: tree });
+  }
+  return found;
+}
+
 /**
  * The protected git paths a command run in `cwd` could change or make git obey: for each
  * repository around it (a `.git` directory, a `gitdir:` file, the repository its `commondir` names,
  * submodules and worktrees), `config`, `config.worktree`, `commondir` and `hooks`; and `.gitmodules`.
- * A bare repository (a directory holding `HEAD`, `config` and `objects`) counts too. Paths that do
- * not exist yet are listed: creating them is a change.
+ * Paths that do not exist yet are listed: creating them is a change.
  */
 export function protectedGitPaths(cwd: string, roots: readonly string[]): string[] {
   const paths = new Set<string>();
-  for (const tree of workTrees(cwd, roots)) {
-    paths.add(join(tree, '.gitmodules'));
-    const gitDirs: string[] = [];
-    const own = gitDirectoryOf(join(tree, '.git'));
-    if (own !== undefined) gitDirs.push(own);
-    if (isFile(join(tree, 'HEAD')) && isDirectory(join(tree, 'objects'))) gitDirs.push(tree);
-    for (const gitDir of gitDirs) {
-      for (const path of repositoryFiles(gitDir)) paths.add(path);
-      const common = commonDirectoryOf(gitDir);
-      if (common !== undefined) for (const path of repositoryFiles(common)) paths.add(path);
-    }
+  for (const tree of workTrees(cwd, roots)) paths.add(join(tree, '.gitmodules'));
+  for (const { gitDir } of repositoriesAround(cwd, roots)) {
+    for (const path of repositoryFiles(gitDir)) paths.add(path);
+    const common = commonDirectoryOf(gitDir);
+    if (common !== undefined) for (const path of repositoryFiles(common)) paths.add(path);
   }
   return [...paths].sort();
 }

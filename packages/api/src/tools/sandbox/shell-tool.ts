@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
+import { GitlinkGuard, gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type ShellToolName } from './command-policy/index.js';
@@ -57,8 +58,11 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const snapshot = ProtectedSnapshot.take(protectedPathsFor(context, checked.cwd));
+  // bash_readonly cannot write an index: only bash is checked for new gitlinks.
+  const gitlinks = tool === 'bash' ? GitlinkGuard.take(checked.cwd, context.sandbox) : undefined;
   let result: RunResult;
   let restored: string[];
+  let gitlinkReport: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };
   try {
     result = await runScript(checked.script, {
       cwd: checked.cwd,
@@ -74,9 +78,12 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   } finally {
     sandbox.launcher?.dispose();
     restored = snapshot.restore();
+    if (gitlinks !== undefined) gitlinkReport = gitlinks.check();
   }
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
-  const text = restored.length === 0 ? output : `${output}\n${restoredNote(restored)}`;
+  const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...gitlinkNotes(gitlinkReport)];
+  const text = [output, ...notes].join('\n');
+  const gitlinksUndone = gitlinkReport.removed.length > 0 || gitlinkReport.unreadable.length > 0;
   const metadata = {
     exit_code: result.exitCode,
     timed_out: result.stopped === 'timeout',
@@ -84,6 +91,9 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     confined,
     cwd: checked.cwd,
     ...(restored.length === 0 ? {} : { restored_protected_files: restored }),
+    ...(gitlinkReport.removed.length === 0 ? {} : { removed_gitlinks: gitlinkReport.removed }),
+    ...(gitlinkReport.headMoved.length === 0 ? {} : { gitlink_committed_in: gitlinkReport.headMoved }),
+    ...(gitlinkReport.unreadable.length === 0 ? {} : { unchecked_indexes: gitlinkReport.unreadable }),
   };
-  return runSucceeded(result) && restored.length === 0 ? succeed(text, metadata) : fail(text, metadata);
+  return runSucceeded(result) && restored.length === 0 && !gitlinksUndone ? succeed(text, metadata) : fail(text, metadata);
 }

@@ -27,6 +27,8 @@ export interface RedTeamCase {
   racer?: (arena: Arena) => Record<string, unknown>;
   /** When the attack relies on a benign-looking command that must still work, what it prints. */
   expectOutput?: RegExp;
+  /** What the user does afterwards on their own machine, outside the sandbox (a plain `git status`). */
+  afterwards?: (arena: Arena) => void;
 }
 
 /**
@@ -66,6 +68,25 @@ const gitCase = (name: string, tool: 'bash_readonly' | 'bash', command: string, 
   },
   ...(expectOutput === undefined ? {} : { expectOutput }),
 });
+
+/**
+ * Python, inside the sandbox, gives the nested repository an identity and a commit (so `git add`
+ * makes a gitlink of it), then the fsmonitor program: the forced settings keep it from running here.
+ */
+const nestedRepository = (arena: Arena, separateGitDir: boolean): string =>
+  [
+    'import subprocess',
+    // `git init --separate-git-dir` is refused to bash itself: python runs it all the same.
+    ...(separateGitDir ? ["import os; os.makedirs('.cache', exist_ok=True)", "subprocess.run(['git', 'init', '-q', '--separate-git-dir', '.cache/lib', 'vendor/lib'], check=True)"] : []),
+    "subprocess.run(['git', '-C', 'vendor/lib', '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'e'], check=True)",
+    `config = subprocess.run(['git', '-C', 'vendor/lib', 'rev-parse', '--git-dir'], capture_output=True, text=True, check=True).stdout.strip()`,
+    `open('vendor/lib/' + config + '/config' if not config.startswith('/') else config + '/config', 'a').write('[core]\\n\\tfsmonitor = ${join(arena.root, 'tools/payload.sh')}\\n')`,
+  ].join('\n');
+
+/** The user, later, in their repository: plain git, their own config, no sandbox. */
+function userRunsGit(arena: Arena): void {
+  for (const args of [['status'], ['diff'], ['status', '--porcelain']]) execFileSync('git', args, { cwd: arena.root, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+}
 
 const nulList = (path: string): string => `awk 'BEGIN{printf "${path}%c", 0}'`;
 
@@ -537,6 +558,31 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
         command: `cat ${a.dataDir}/config ${a.dataDir}/mada.db ; python3 -c "open('${a.dataDir}/config', 'a').write('x'); open('${a.dataDir}/hooks/post-commit', 'w').write('x')"`,
         cwd: 'sub',
       }),
+    }),
+  ),
+
+  // A nested repository with a hostile config, added to the outer index as a gitlink: the user's
+  // own `git status` / `git diff` in the outer repository would run git inside it, unconfined.
+  ...(
+    [
+      ['git add vendor/lib', 'git add vendor/lib', 'a .git directory'],
+      ['git add -A', 'git add -A', 'a .git directory'],
+      ['git add . && git commit', 'git add . && git commit -q -m x', 'a .git directory'],
+      ['git add vendor/lib', 'git add vendor/lib', 'a .git file (gitdir:)'],
+    ] as const
+  ).map(
+    ([title, add, kind]): RedTeamCase => ({
+      name: `a nested repository with core.fsmonitor, ${kind}, then ${title} (the user's git status afterwards)`,
+      tool: 'bash',
+      setup: (a) => {
+        plantPayload(a);
+        // As a real repository would have them: `git add -A` then adds everything else.
+        a.plant('.gitignore', '.env\ndata/\n');
+      },
+      args: (a) => ({ command: `${kind === 'a .git directory' ? 'git init -q vendor/lib && ' : ''}python3 -c "${nestedRepository(a, kind !== 'a .git directory')}" && ${add}` }),
+      afterwards: userRunsGit,
+      // The attack got as far as the index (not refused earlier): the tool says what it undid.
+      expectOutput: /removed from it again/,
     }),
   ),
 

@@ -88,6 +88,7 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
         }
         results.push(await racer);
       }
+      c.afterwards?.(arena);
       const text = results.map((result) => `${result.data}\n${result.error}`).join('\n');
       for (const secret of secrets) expect(text, 'a secret reached the tool result').not.toContain(secret);
       for (const canary of HOST_CANARIES) expect(existsSync(canary), `${canary} was written on the host`).toBe(false);

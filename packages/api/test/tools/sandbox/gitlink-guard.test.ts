@@ -1,0 +1,103 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bashTool } from '../../../src/tools/bash.js';
+import { gitlinksOf, parseIndex, serializeIndex } from '../../../src/tools/sandbox/git-index.js';
+import { createProject, git, toolContext, type Project } from './support/project.js';
+
+/*
+ * The gitlink guard (gitlink-guard.ts) and the index reader under it, against indexes git itself
+ * wrote: what the service reads and rewrites must be what git reads.
+ */
+
+let project: Project;
+
+beforeEach(() => {
+  project = createProject();
+});
+
+afterEach(() => project.cleanup());
+
+const bash = (command: string) => bashTool.execute(bashTool.parameters.parse({ command }), toolContext(project));
+const indexPath = (): string => join(project.root, '.git', 'index');
+const stagedModes = (): string[] => git(project.root, 'ls-files', '-s').trim().split('\n').map((line) => `${line.split(' ')[0]} ${line.split('\t')[1]}`);
+
+/** A nested repository with one commit, as `git add` needs to make a gitlink of it. */
+function nestedRepository(path: string): void {
+  git(project.root, 'init', '-q', path);
+  git(join(project.root, path), '-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'e');
+}
+
+describe('git index reader', () => {
+  it.each([2, 3, 4])('reads and rewrites a version %i index as git does', (version) => {
+    nestedRepository('vendor/lib');
+    git(project.root, '-c', 'advice.addEmbeddedRepo=false', 'add', 'vendor/lib');
+    // Version 3 needs an entry with extended flags (intent-to-add).
+    writeFileSync(join(project.root, 'later.txt'), 'later\n');
+    if (version === 3) git(project.root, 'add', '-N', 'later.txt');
+    git(project.root, 'update-index', `--index-version=${version}`);
+    const index = parseIndex(readFileSync(indexPath()), 20);
+    expect(index).toBeDefined();
+    if (index === undefined) return;
+    expect(readFileSync(indexPath()).readUInt32BE(4)).toBe(version);
+    expect(gitlinksOf(index)).toEqual(['vendor/lib']);
+    const before = stagedModes();
+    writeFileSync(indexPath(), serializeIndex(index, new Set(['vendor/lib'])));
+    // git checks the trailing checksum: a wrong one is "index file corrupt".
+    expect(stagedModes()).toEqual(before.filter((entry) => !entry.endsWith(' vendor/lib')));
+    git(project.root, 'status', '--porcelain');
+  });
+
+  it('does not judge a split index (its entries live in another file)', () => {
+    git(project.root, 'update-index', '--split-index');
+    expect(parseIndex(readFileSync(indexPath()), 20)).toBeUndefined();
+  });
+});
+
+describe('bash: gitlinks added to the index', () => {
+  it('takes an unregistered nested repository out of the index again, and says so', async () => {
+    nestedRepository('vendor/lib');
+    const result = await bash('git add vendor/lib');
+    expect(result.error).toContain('removed from it again');
+    expect(result.metadata?.removed_gitlinks).toEqual([join(project.root, 'vendor/lib')]);
+    expect(stagedModes().some((entry) => entry.startsWith('160000'))).toBe(false);
+  });
+
+  it('says a commit made in the same command still holds it', async () => {
+    nestedRepository('vendor/lib');
+    const result = await bash('git add vendor/lib && git commit -q -m x');
+    expect(result.metadata?.gitlink_committed_in).toEqual([project.root]);
+    expect(stagedModes().some((entry) => entry.startsWith('160000'))).toBe(false);
+  });
+
+  it('leaves ordinary adds and commits alone', async () => {
+    writeFileSync(join(project.root, 'new.txt'), 'new\n');
+    const result = await bash('git add new.txt && git commit -q -m add');
+    expect(result.error ?? '').toBe('');
+    expect(git(project.root, 'ls-files', 'new.txt').trim()).toBe('new.txt');
+    expect(result.metadata?.removed_gitlinks).toBeUndefined();
+  });
+
+  it('keeps a submodule the protected .gitmodules registers', async () => {
+    nestedRepository('vendor/lib');
+    writeFileSync(join(project.root, '.gitmodules'), '[submodule "lib"]\n\tpath = vendor/lib\n\turl = ./vendor/lib\n');
+    const result = await bash('git add vendor/lib');
+    expect(result.error ?? '').toBe('');
+    expect(stagedModes()).toContain('160000 vendor/lib');
+  });
+
+  it('moves aside an index it cannot read after the command changed it', async () => {
+    // The text policy has no update-index; python reaches it all the same.
+    const result = await bash(`python3 -c "import subprocess; subprocess.run(['git', 'update-index', '--split-index'], check=True)"`);
+    expect(result.metadata?.unchecked_indexes).toEqual([indexPath()]);
+    expect(existsSync(`${indexPath()}.unchecked`)).toBe(true);
+  });
+
+  it('is not held by a FIFO planted as the index and HEAD (the service reads them itself)', async () => {
+    const plant = "import os\nfor name in ['index', 'HEAD']:\n    os.remove('.git/' + name)\n    os.mkfifo('.git/' + name)";
+    const result = await bash(`python3 -c "${plant}"`);
+    expect(result.metadata?.unchecked_indexes).toEqual([indexPath()]);
+    // The next command reads HEAD before it starts.
+    expect((await bash('echo still here')).data).toContain('still here');
+  }, 20_000);
+});
