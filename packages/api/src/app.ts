@@ -126,7 +126,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keepAliveTimeout: Math.round(settings.keepAliveTimeoutSeconds * 1000),
     // Long ids reach the routes (and get their 404) instead of the router's own error.
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },
-    http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(settings) },
+    // Node's own answer to a missing Host has no body; the host guard answers it with a detail.
+    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(settings) },
     clientErrorHandler: connections.onClientError,
     frameworkErrors: answerFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
