@@ -132,6 +132,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
   connections.attach(app.server);
+  // Only JSON bodies: a text/plain one is what a cross-site form or sendBeacon can send without
+  // a CORS preflight, and Fastify would parse it and run a route whose body is optional.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Keyed users must not learn where the runtime and search engine live; the owner in local mode may.

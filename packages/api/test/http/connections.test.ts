@@ -78,6 +78,16 @@ describe('failed authentication', () => {
     expect((await send(base, { path: '/health' })).status).toBe(200);
   });
 
+  it('counts by the connecting address, whatever X-Forwarded-For or X-Real-IP claim', async () => {
+    const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
+    for (let i = 0; i < 30; i++) {
+      const spoofed = { 'x-api-key': `guess-${i}`, 'x-forwarded-for': `203.0.113.${i}`, 'x-real-ip': `198.51.100.${i}`, forwarded: `for=192.0.2.${i}` };
+      expect((await send(base, { path: '/agents/', headers: spoofed })).status).toBe(401);
+    }
+    const fresh = { 'x-api-key': 'alice-key-0123456789', 'x-forwarded-for': '203.0.113.200' };
+    expect((await send(base, { path: '/agents/', headers: fresh })).status).toBe(429);
+  });
+
   it('does not count successful requests', async () => {
     const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
     for (let i = 0; i < 40; i++) expect((await send(base, { path: '/agents/', headers: { 'x-api-key': 'alice-key-0123456789' } })).status).toBe(200);

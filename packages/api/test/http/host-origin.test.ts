@@ -60,6 +60,33 @@ describe('local mode', () => {
   });
 });
 
+describe('bodies a cross-site form or beacon can send without a preflight', () => {
+  const RUN = '/runs/00000000-0000-4000-8000-000000000000';
+
+  it.each(['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'])(
+    'are refused with 415 before any route runs (%s)',
+    async (type) => {
+      const base = await listening();
+      for (const [path, body] of [
+        [`${RUN}/cancel`, ''],
+        [`${RUN}/cancel`, 'x'],
+        [`${RUN}/revert`, '{"force":true}'],
+        ['/conversations/', '{"agent_type":"task"}'],
+      ] as const) {
+        const response = await send(base, { method: 'POST', path, headers: { 'content-type': type }, body });
+        expect([response.status, response.json()], `${path} ${body}`).toEqual([415, { detail: 'Unsupported media type: send application/json' }]);
+      }
+      expect((await send(base, { path: '/conversations/' })).json()).toMatchObject({ total: 0 });
+    },
+  );
+
+  it('leave a POST with no body and no Content-Type alone (cancel needs none)', async () => {
+    const base = await listening();
+    const response = await send(base, { method: 'POST', path: `${RUN}/cancel` });
+    expect([response.status, response.json()]).toEqual([404, { detail: 'Run not found' }]);
+  });
+});
+
 describe('keyed mode', () => {
   const KEY = { 'x-api-key': 'alice-key-0123456789' };
 
