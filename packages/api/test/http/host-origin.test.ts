@@ -134,6 +134,17 @@ describe('requests that name their host twice, or not at all', () => {
     }
   });
 
+  it('refuse a second Origin header behind the service\'s own', async () => {
+    const base = await listening();
+    const own = base.replace('http://', '');
+    const body = '{"agent_type":"task"}';
+    for (const origins of [[base, 'http://attacker.example'], ['http://attacker.example', base]]) {
+      const head = `POST /conversations/ HTTP/1.1\r\nHost: ${own}\r\n${origins.map((o) => `Origin: ${o}\r\n`).join('')}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`;
+      expect(await raw(base, head, body)).toEqual({ status: 403, body: { detail: 'Origin not allowed' } });
+    }
+    expect((await send(base, { path: '/conversations/' })).json()).toMatchObject({ total: 0 });
+  });
+
   it('check the host of an absolute-form target, which overrides the Host header', async () => {
     const base = await listening();
     const body = '{"agent_type":"task"}';
