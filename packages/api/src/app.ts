@@ -16,7 +16,7 @@ import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { guardHostAndOrigin } from './http/host-guard.js';
 import { serializeRequest } from './http/log-redaction.js';
-import { answerFrameworkError, MAX_HEADER_BYTES } from './http/server-errors.js';
+import { answerFrameworkError, MAX_HEADER_BYTES, refuseTunnel } from './http/server-errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { agentCatalogueRoutes } from './http/routes/agents.js';
 import { agentRunRoutes } from './http/routes/agent-runs.js';
@@ -132,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
   connections.attach(app.server);
+  app.server.on('connect', refuseTunnel);
   // Only JSON bodies: a text/plain one is what a cross-site form or sendBeacon can send without
   // a CORS preflight, and Fastify would parse it and run a route whose body is optional.
   app.removeContentTypeParser('text/plain');

@@ -152,6 +152,12 @@ describe("the HTTP server's own errors", () => {
     expect(response).toEqual({ status: 431, body: { detail: 'Request headers are too large' } });
   });
 
+  it('answers CONNECT with 405 and a detail instead of dropping the connection', async () => {
+    const base = await listening();
+    const response = await raw(base, 'CONNECT attacker.example:443 HTTP/1.1\r\nHost: attacker.example:443\r\n\r\n');
+    expect(response).toEqual({ status: 405, body: { detail: 'Method not allowed: this service is not a proxy' } });
+  });
+
   it('answers a request it cannot parse with 400 and a detail', async () => {
     const base = await listening();
     expect(await raw(base, 'NONSENSE\r\n\r\n')).toEqual({ status: 400, body: { detail: 'Malformed HTTP request' } });
