@@ -16,7 +16,7 @@ import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { guardHostAndOrigin } from './http/host-guard.js';
 import { serializeRequest } from './http/log-redaction.js';
-import { answerFrameworkError, MAX_HEADER_BYTES } from './http/server-errors.js';
+import { answerFrameworkError, MAX_HEADER_BYTES, refuseTunnel } from './http/server-errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { agentCatalogueRoutes } from './http/routes/agents.js';
 import { agentRunRoutes } from './http/routes/agent-runs.js';
@@ -126,11 +126,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keepAliveTimeout: Math.round(settings.keepAliveTimeoutSeconds * 1000),
     // Long ids reach the routes (and get their 404) instead of the router's own error.
     routerOptions: { maxParamLength: MAX_HEADER_BYTES },
-    http: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(settings) },
+    // Node's own answer to a missing Host has no body; the host guard answers it with a detail.
+    http: { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(settings) },
     clientErrorHandler: connections.onClientError,
     frameworkErrors: answerFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
   connections.attach(app.server);
+  app.server.on('connect', refuseTunnel);
+  // Only JSON bodies: a text/plain one is what a cross-site form or sendBeacon can send without
+  // a CORS preflight, and Fastify would parse it and run a route whose body is optional.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Keyed users must not learn where the runtime and search engine live; the owner in local mode may.

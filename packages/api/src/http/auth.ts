@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { ApiKey } from '../settings.js';
 import type { AuthFailureLimiter } from './auth-failures.js';
+import { limitedAddress } from './client-address.js';
 
 export const LOCAL_USER = 'local';
 
@@ -68,11 +69,12 @@ export function declareCaller(app: FastifyInstance): void {
  */
 export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: AuthFailureLimiter): void {
   scope.addHook('onRequest', async (request) => {
-    failures.check(request.ip);
+    const address = limitedAddress(request.ip);
+    failures.check(address);
     try {
-      request.caller = auth.identify(headerValue(request), request.ip);
+      request.caller = auth.identify(headerValue(request), address);
     } catch (error) {
-      if (error instanceof UnauthorizedError) failures.recordFailure(request.ip);
+      if (error instanceof UnauthorizedError) failures.recordFailure(address);
       throw error;
     }
   });

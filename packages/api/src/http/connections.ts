@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { limitedAddress } from './client-address.js';
 import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-errors.js';
 
 /**
@@ -23,7 +24,7 @@ export class ConnectionGuard {
   };
 
   private accept(socket: Socket): void {
-    const address = socket.remoteAddress ?? 'unknown';
+    const address = limitedAddress(socket.remoteAddress);
     const count = (this.open.get(address) ?? 0) + 1;
     this.open.set(address, count);
     socket.once('close', () => this.release(address));

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ForbiddenError } from '../errors.js';
+import { BadRequestError, ForbiddenError } from '../errors.js';
 import { isLoopback } from '../exposure.js';
 
 export interface HostGuardOptions {
@@ -20,6 +20,23 @@ const headerOf = (request: FastifyRequest, name: string): string | undefined => 
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 };
+
+/** Every Host header line as sent: Node keeps only the first in `headers`, a proxy may read the last. */
+function hostLines(request: FastifyRequest): string[] {
+  const raw = request.raw.rawHeaders;
+  const lines: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'host') lines.push(raw[i + 1]!);
+  return lines;
+}
+
+/**
+ * The authority a request is aimed at: an absolute-form target's (`GET http://name/path`), which
+ * RFC 9112 says overrides Host, else the Host header.
+ */
+function namedHost(request: FastifyRequest): string | undefined {
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(request.raw.url ?? '');
+  return absolute ? absolute[1] : headerOf(request, 'host');
+}
 
 function hostAllowed(host: string | undefined, options: HostGuardOptions): boolean {
   if (options.localMode) {
@@ -49,7 +66,11 @@ function originAllowed(origin: string, host: string | undefined, corsOrigins: re
  */
 export function guardHostAndOrigin(app: FastifyInstance, options: HostGuardOptions): void {
   app.addHook('onRequest', async (request) => {
-    const host = headerOf(request, 'host');
+    // A request that names no host, or two, is one an intermediary and this service may read differently.
+    const lines = hostLines(request);
+    if (lines.length > 1) throw new BadRequestError('Multiple Host headers');
+    if (lines.length === 0 && request.raw.httpVersion !== '1.0') throw new BadRequestError('Missing Host header');
+    const host = namedHost(request);
     if (!hostAllowed(host, options)) throw new ForbiddenError('Host not allowed');
     const origin = headerOf(request, 'origin');
     if (options.localMode && origin !== undefined && !originAllowed(origin, host, options.corsOrigins)) {

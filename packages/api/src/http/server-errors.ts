@@ -1,5 +1,6 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The request line and headers together may take this many bytes (Node's own default). */
@@ -32,6 +33,14 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket, 
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, detail] = clientErrorResponse(error, longFirstLine);
   writeRawError(socket, status, detail);
+}
+
+/**
+ * Node hands a CONNECT request (a proxy tunnel, which this service is not) to a `connect`
+ * listener and, without one, drops the connection unanswered.
+ */
+export function refuseTunnel(_request: IncomingMessage, socket: Duplex): void {
+  writeRawError(socket as Socket, 405, 'Method not allowed: this service is not a proxy');
 }
 
 /** Errors Fastify's router raises before any route runs (bad percent-encoding in the URL). */

@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { openSocket, parseRaw, readUntilClosed, send } from '../support/raw-http.js';
@@ -64,7 +64,39 @@ describe('connections per address', () => {
   });
 });
 
+/** A connection from `localAddress`: a local user may pick any source address in 127.0.0.0/8. */
+async function socketFrom(base: string, localAddress: string): Promise<Socket> {
+  const url = new URL(base);
+  const socket = connect({ port: Number(url.port), host: url.hostname, localAddress });
+  sockets.push(socket);
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  return socket;
+}
+
+describe('connections from loopback', () => {
+  it('count as one address whichever 127.0.0.0/8 source address they come from', async () => {
+    const base = await listening({ MAX_CONNECTIONS_PER_ADDRESS: '3' });
+    for (const address of ['127.0.0.1', '127.0.0.2', '127.9.9.9']) await socketFrom(base, address);
+    const extra = await socketFrom(base, '127.200.0.1');
+    const refused = parseRaw(await readUntilClosed(extra));
+    expect(refused).toEqual({ status: 429, body: { detail: 'Too many open connections from this address (max 3)' } });
+  });
+});
+
 describe('failed authentication', () => {
+  it('counts failures from every loopback source address together', async () => {
+    const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
+    const ask = async (localAddress: string, key: string): Promise<number> => {
+      const socket = await socketFrom(base, localAddress);
+      const closed = readUntilClosed(socket);
+      socket.write(`GET /agents/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\nConnection: close\r\n\r\n`);
+      return parseRaw(await closed).status;
+    };
+    for (let i = 0; i < 30; i++) expect(await ask(`127.0.${i}.1`, `guess-${i}`)).toBe(401);
+    expect(await ask('127.0.99.1', 'alice-key-0123456789')).toBe(429);
+  });
+
+
   it('answers 429 with Retry-After after 30 failures a minute from one address, even for a good key', async () => {
     const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
     for (let i = 0; i < 30; i++) {
@@ -76,6 +108,16 @@ describe('failed authentication', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.json()).toEqual({ detail: expect.stringMatching(/^Too many failed authentication attempts\. Retry in \d+ seconds\.$/) });
     expect((await send(base, { path: '/health' })).status).toBe(200);
+  });
+
+  it('counts by the connecting address, whatever X-Forwarded-For or X-Real-IP claim', async () => {
+    const base = await listening({ API_KEYS: 'alice:alice-key-0123456789', RATE_LIMIT_PER_MINUTE: '0' });
+    for (let i = 0; i < 30; i++) {
+      const spoofed = { 'x-api-key': `guess-${i}`, 'x-forwarded-for': `203.0.113.${i}`, 'x-real-ip': `198.51.100.${i}`, forwarded: `for=192.0.2.${i}` };
+      expect((await send(base, { path: '/agents/', headers: spoofed })).status).toBe(401);
+    }
+    const fresh = { 'x-api-key': 'alice-key-0123456789', 'x-forwarded-for': '203.0.113.200' };
+    expect((await send(base, { path: '/agents/', headers: fresh })).status).toBe(429);
   });
 
   it('does not count successful requests', async () => {
@@ -108,6 +150,12 @@ describe("the HTTP server's own errors", () => {
     const base = await listening();
     const response = await raw(base, `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`);
     expect(response).toEqual({ status: 431, body: { detail: 'Request headers are too large' } });
+  });
+
+  it('answers CONNECT with 405 and a detail instead of dropping the connection', async () => {
+    const base = await listening();
+    const response = await raw(base, 'CONNECT attacker.example:443 HTTP/1.1\r\nHost: attacker.example:443\r\n\r\n');
+    expect(response).toEqual({ status: 405, body: { detail: 'Method not allowed: this service is not a proxy' } });
   });
 
   it('answers a request it cannot parse with 400 and a detail', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { send } from '../support/raw-http.js';
 
 /** Malformed or hostile input must get 4xx with a detail, never 500 or a stack trace. */
 const BODIES: unknown[] = [
@@ -47,5 +48,42 @@ describe('hostile request bodies', () => {
       expect(response.json()).toHaveProperty('detail');
       expect(response.body).not.toMatch(/at .+\(.+:\d+:\d+\)/);
     }
+  });
+});
+
+describe('deeply nested bodies', () => {
+  // JSON.parse builds these without complaint; a recursive walk of them overflowed the stack (500).
+  const nested = (depth: number, open: string, close: string): string => open.repeat(depth) + '1' + close.repeat(depth);
+  let served: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    served = await createTestApp();
+    base = await served.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => served.close());
+
+  it.each(['/conversations/', '/agents/run', '/runs', '/approvals/00000000-0000-4000-8000-000000000000'])(
+    '%s answers 422 with a detail, over loopback, and stores nothing',
+    async (path) => {
+      for (const body of [nested(100_000, '[', ']'), nested(20_000, '{"a":', '}'), `{"agent_type":"task","x":${nested(5_000, '[', ']')}}`]) {
+          const response = await send(base, { method: 'POST', path, body });
+          expect([response.status, response.json()], path).toEqual([
+            422,
+            { detail: [{ loc: ['body'], msg: 'Body should be nested at most 32 levels deep', type: 'too_deep' }] },
+          ]);
+      }
+      expect((await send(base, { path: '/conversations/' })).json()).toMatchObject({ total: 0 });
+      expect((await send(base, { path: '/runs' })).json()).toMatchObject({ total: 0 });
+    },
+  );
+
+  it('still takes a body nested 32 levels deep (only the fields the route knows count)', async () => {
+    const response = await served.app.inject({
+      method: 'POST',
+      url: '/conversations/',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"agent_type":"task","extra":${nested(31, '[', ']')}}`,
+    });
+    expect(response.statusCode).toBe(201);
   });
 });

@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { LOOPBACK_CLIENT, limitedAddress } from '../../src/http/client-address.js';
+
+describe('the address a client is limited by', () => {
+  it('is one for every loopback address, however it is written', () => {
+    for (const address of ['127.0.0.1', '127.255.0.9', '::1', '::ffff:127.0.0.2', '::FFFF:127.1.2.3']) {
+      expect(limitedAddress(address), address).toBe(LOOPBACK_CLIENT);
+    }
+  });
+
+  it('is the address itself otherwise, an IPv4-mapped one as IPv4', () => {
+    expect(limitedAddress('10.0.0.7')).toBe('10.0.0.7');
+    expect(limitedAddress('::ffff:10.0.0.7')).toBe('10.0.0.7');
+    expect(limitedAddress('2001:db8::1')).toBe('2001:db8::1');
+    expect(limitedAddress(undefined)).toBe('unknown');
+  });
+});
