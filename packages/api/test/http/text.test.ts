@@ -36,6 +36,15 @@ describe.each(DIALECTS)('odd text and ids on %s', (dialect) => {
     expect((await send(base, { path: `/conversations/${id}`, headers: ALICE })).json()).toMatchObject({ messages: [] });
   });
 
+  it('finds U+0000 deep in a large body, in a value or a key, and names where', async () => {
+    const values: unknown[] = Array.from({ length: 200_000 }, (_, i) => (i % 2 === 0 ? i : { n: 'x' }));
+    values[150_001] = { n: 'x', more: ['a', 'b\u0000'] };
+    const inValue = await send(base, { method: 'POST', path: '/agents/run', headers: ALICE, body: { agent_type: 'explore', prompt: 'p', extra: values } });
+    expect(inValue.json()).toEqual({ detail: [{ loc: ['body', 'extra', 150_001, 'more', 1], msg: 'String should not contain NUL characters (U+0000)', type: 'string_nul' }] });
+    const inKey = await send(base, { method: 'POST', path: '/agents/run', headers: ALICE, body: '{"agent_type":"explore","prompt":"p","extra":{"a\\u0000b":1}}' });
+    expect([inKey.status, inKey.json()]).toEqual([422, { detail: [{ loc: ['body', 'extra', 'a\u0000b'], msg: 'String should not contain NUL characters (U+0000)', type: 'string_nul' }] }]);
+  });
+
   it('stores a lone surrogate half as U+FFFD, the same on both databases, and counts it so', async () => {
     const id = await create();
     const saved = await send(base, {
