@@ -11,6 +11,7 @@ import { addressFilter, showAddresses } from './util/address-hiding.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
+import { forbidFraming } from './http/frame-guard.js';
 import { ConnectionGuard } from './http/connections.js';
 import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -141,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Keyed users must not learn where the runtime and search engine live; the owner in local mode may.
   const filter = localMode ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
   installErrorHandling(app, filter);
+  forbidFraming(app);
   closeConnectionsWhenDraining(app);
   declareCaller(app);
   const metrics = deps.metrics ?? new ServiceMetrics();

@@ -155,3 +155,17 @@ describe('requests that name their host twice, or not at all', () => {
     expect((await send(base, { path: '/conversations/' })).json()).toMatchObject({ total: 0 });
   });
 });
+
+describe('framing by another site', () => {
+  it('tells browsers never to show the docs page, the API or its errors in a frame', async () => {
+    const base = await listening();
+    for (const path of ['/docs/', '/docs/static/index.html', '/health', '/agents/', '/no-such-route']) {
+      const response = await send(base, { path });
+      expect(response.headers['content-security-policy'], path).toBe("frame-ancestors 'none'");
+      expect(response.headers['x-frame-options'], path).toBe('DENY');
+      expect(response.headers['x-content-type-options'], path).toBe('nosniff');
+    }
+    const refused = await send(base, { path: '/health', headers: { host: 'attacker.example' } });
+    expect([refused.status, refused.headers['x-frame-options']]).toEqual([403, 'DENY']);
+  });
+});
