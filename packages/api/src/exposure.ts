@@ -8,12 +8,23 @@ export function isLoopback(host: string): boolean {
   return bare.startsWith('::ffff:127.');
 }
 
-/** Local mode has no authentication at all, so it may only ever be reachable from this machine. */
-export function assertSafeExposure(settings: Pick<Settings, 'host' | 'apiKeys'>): void {
-  if (settings.apiKeys.length === 0 && !isLoopback(settings.host)) {
+/**
+ * Local mode has no authentication at all, so it may only ever be reachable from this machine,
+ * and only by the web pages the owner names: `CORS_ORIGINS=*` there would let every site the
+ * owner visits run agents (shell included) through their browser.
+ */
+export function assertSafeExposure(settings: Pick<Settings, 'host' | 'apiKeys' | 'corsOrigins'>): void {
+  if (settings.apiKeys.length > 0) return;
+  if (!isLoopback(settings.host)) {
     throw new SettingsError(
       'HOST',
       `refusing to listen on ${settings.host} without API_KEYS: set API_KEYS or bind to a loopback address`,
+    );
+  }
+  if (settings.corsOrigins.includes('*')) {
+    throw new SettingsError(
+      'CORS_ORIGINS',
+      'refusing * without API_KEYS: every web page could run agents through the browser; list the origins or set API_KEYS',
     );
   }
 }

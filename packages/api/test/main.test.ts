@@ -24,6 +24,17 @@ describe('service start-up', () => {
     );
   });
 
+  it('refuses CORS_ORIGINS=* without API_KEYS (every site could drive the agents), in one line', async () => {
+    const { code, stderr } = await runServiceToExit({ CORS_ORIGINS: 'https://app.example,*' }, workdir());
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'mada-api: Invalid setting CORS_ORIGINS: refusing * without API_KEYS: every web page could run agents through the browser; list the origins or set API_KEYS\n',
+    );
+    // With keys every request still needs one, so any origin may call.
+    running = await startService({ CORS_ORIGINS: '*', API_KEYS: 'alice:alice-key-0123456789' }, workdir());
+    expect((await fetch(`${running.url}/health`, { headers: { origin: 'https://any.example' } })).status).toBe(200);
+  });
+
   it('stops on an invalid setting with one line naming the variable', async () => {
     const { code, stderr } = await runServiceToExit({ SUMMARIZATION_THRESHOLD: 'high' }, workdir());
     expect(code).toBe(1);
