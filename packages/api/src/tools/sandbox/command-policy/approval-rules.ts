@@ -41,8 +41,12 @@ const STRICTNESS: Record<RuleAction, number> = { allow: 0, ask: 1, deny: 2 };
  * `-f` is `--force`, `git checkout <file>` is `git checkout -- <file>`: see rule-readings.ts).
  */
 export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
-  // Package installs and publishes. `install-test`, `install-ci-test` and `update` install too.
-  ...['npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm publish', 'pip install', 'cargo install', 'cargo publish'].map(
+  // Package installs and publishes. `install-test`, `install-ci-test` and `update` install too;
+  // `npm exec` (`npx`) and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it.
+  ...[
+    'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm publish', 'npm exec', 'npm init',
+    'pip install', 'cargo install', 'cargo publish',
+  ].map(
     (match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' }),
   ),
   // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does.

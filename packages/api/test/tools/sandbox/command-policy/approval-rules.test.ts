@@ -63,6 +63,8 @@ describe('approval rules on parsed commands', () => {
       // npm's aliases, typo aliases, unique abbreviations and camelCase (npm's own deref).
       'npm add left-pad', 'npm in left-pad', 'npm isntall left-pad', 'npm instal', 'npm --loglevel silly add x', 'npm clean-install',
       'npm ic', 'npm install-clean', 'npm install-cl', 'npm it', 'npm cit', 'npm installTest', 'npm publ', 'npm up', 'npm upgrade',
+      // A package fetched and run: npm exec (npx) by any name, and npm init's initializers.
+      'npm exec cowsay', 'npm x cowsay', 'npm exe -- cowsay', 'npm --yes exec cowsay', 'npm init react-app', 'npm create vite', 'npm innit',
       // pip by another name.
       'pip3 install requests', 'python -m pip install requests', 'python3 -Im pip install requests', 'python3 -mpip install x',
       // git options as git reads them: abbreviated, bundled, short for long.
