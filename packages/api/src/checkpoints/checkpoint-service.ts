@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { RunRecord } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { errorMessage } from '../util/error-message.js';
-import { describeChanges, changedFiles, type Changes } from './changes.js';
+import { changedPaths, describeChanges, type Changes } from './changes.js';
 import { FilesChangedError, NoCheckpointError, RunInProgressError } from './errors.js';
 import { changedSinceRun, restore } from './revert.js';
-import { ShadowRepo } from './shadow-repo.js';
+import { fromBytes, ShadowRepo } from './shadow-repo.js';
 
 export interface CheckpointOptions {
   /** Where the shadow repositories live: a folder under DATA_DIR, never inside a working directory. */
@@ -78,13 +78,13 @@ export class CheckpointService {
   async revert(run: RunRecord, force: boolean): Promise<string[]> {
     const { repo, refs } = await this.endedCheckpoint(run);
     return this.locked(repo, async () => {
-      const paths = (await changedFiles(repo, refs.before!, refs.after!)).map((file) => file.path);
+      const paths = await changedPaths(repo, refs.before!, refs.after!);
       if (!force) {
         const changed = await changedSinceRun(repo, refs.after!, paths);
-        if (changed.length > 0) throw new FilesChangedError(changed);
+        if (changed.length > 0) throw new FilesChangedError(changed.map(fromBytes));
       }
       await restore(repo, refs.before!, paths);
-      return paths;
+      return paths.map(fromBytes);
     });
   }
 

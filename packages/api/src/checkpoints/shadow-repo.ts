@@ -476,7 +476,8 @@ const isGitignore = (path: string): boolean => path === '.gitignore' || path.end
 
 const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 0));
 
-const fromBytes = (path: string): string => Buffer.from(path, 'latin1').toString('utf8');
+/** A byte-string path as text (a byte that is not UTF-8 shows as U+FFFD). */
+export const fromBytes = (path: string): string => Buffer.from(path, 'latin1').toString('utf8');
 
 /**
  * lstat of each path, read synchronously (a tenth of the cost of the asynchronous call for small
