@@ -21,6 +21,8 @@ export interface CheckpointOptions {
 /** What a run's checkpoint holds besides its two trees. */
 interface RunMeta {
   skipped: string[];
+  /** Directories git could not read in a snapshot, with the reason (Snapshot.unread). */
+  unread?: string[];
   error?: string;
 }
 
@@ -70,7 +72,10 @@ export class CheckpointService {
   /** GET /runs/{id}/changes: what the run changed, between its two snapshots. */
   async changes(run: RunRecord): Promise<Changes> {
     const { repo, refs } = await this.endedCheckpoint(run);
-    const notes = refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`);
+    const notes = [
+      ...refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`),
+      ...(refs.meta.unread ?? []).map((dir) => `Not in the checkpoint, nor undone by a revert (git could not read this directory): ${dir}`),
+    ];
     return describeChanges(repo, refs.before!, refs.after!, notes);
   }
 
@@ -161,10 +166,11 @@ export class CheckpointService {
         const snapshot = await repo.snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
         const refs: [string, string][] = snapshot.head ? [['HEAD', snapshot.head]] : [];
         // Nothing left out adds nothing to the run's list: a missing meta reads as an empty one.
-        if (snapshot.skipped.length > 0) {
+        if (snapshot.skipped.length > 0 || snapshot.unread.length > 0) {
           const meta = (await this.readRefs(repo, runId)).meta;
           const skipped = [...new Set([...meta.skipped, ...snapshot.skipped])].sort();
-          refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped })]);
+          const unread = [...new Set([...(meta.unread ?? []), ...snapshot.unread])].sort();
+          refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped, ...(unread.length > 0 ? { unread } : {}) })]);
         }
         refs.push([`${refsOf(runId)}${label}`, snapshot.tree]);
         repo.record(refs);

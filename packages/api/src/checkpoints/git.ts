@@ -22,7 +22,12 @@ export interface GitOptions {
 export interface GitResult {
   stdout: Buffer;
   truncated: boolean;
+  /** What git warned about on a command that succeeded (`warning: ` lines, without the prefix). */
+  warnings: string[];
 }
+
+/** stderr kept per command: enough for a few warnings naming paths near PATH_MAX. */
+const MAX_STDERR_CHARS = 64 * 1024;
 
 export class GitError extends Error {
   constructor(args: readonly string[], code: number | null, stderr: string) {
@@ -101,18 +106,24 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
       size += chunk.length;
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 8192) stderr += chunk.toString('utf8');
+      if (stderr.length < MAX_STDERR_CHARS) stderr += chunk.toString('utf8');
     });
     child.on('error', reject);
     child.on('close', (code) => {
       stopWatch();
-      if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated });
+      if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated, warnings: warningsIn(stderr) });
       else reject(new GitError(args, code, stderr));
     });
     child.stdin.on('error', () => undefined); // git may exit before reading all of its input
     child.stdin.end(options.input ?? '');
   });
 }
+
+const warningsIn = (stderr: string): string[] =>
+  stderr
+    .split('\n')
+    .filter((line) => line.startsWith('warning: '))
+    .map((line) => line.slice('warning: '.length));
 
 /**
  * NUL-separated output (`-z`) as its fields, without the empty one after the last NUL. `latin1`

@@ -49,10 +49,15 @@ const CONFIG: readonly (readonly [string, string])[] = [
  */
 const STATUS = ['status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules=all', '--no-renames'];
 
-/** One snapshot: its tree and the files left out for their size. */
+/** One snapshot: its tree, the files left out for their size and the directories git could not read. */
 export interface Snapshot {
   tree: string;
   skipped: string[];
+  /**
+   * Directories git could not open (a path past PATH_MAX, no permission), with the reason: what
+   * lies below them is not in the snapshot, and a revert cannot touch it. Said, never silent.
+   */
+  unread: string[];
   /**
    * A commit of `tree` for HEAD, when HEAD is not on one yet: the caller records it with its own
    * refs (`record`). HEAD is what `status` compares the index with; until it follows, the next
@@ -107,6 +112,8 @@ interface Changes {
   rulesChanged: boolean;
   /** glob_files' verdict, while a `.ignore` or `.rgignore` file takes part. */
   verdict: GlobVerdict | undefined;
+  /** See Snapshot. */
+  unread: string[];
 }
 
 /** Rounds of `status` a snapshot takes at most to meet new `.ignore`/`.rgignore` files (one when none is new). */
@@ -190,7 +197,7 @@ export class ShadowRepo {
     this.removeStaleIndexLock();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
     const head = this.head();
-    const { report, found, rulesChanged, verdict } = await this.lookForChanges(rules, limits.maxFileBytes);
+    const { report, found, rulesChanged, verdict, unread } = await this.lookForChanges(rules, limits.maxFileBytes);
     const nowIgnored = withoutRuleFiles(await this.trackedButIgnored([...report.changed, ...found], verdict));
     const globHidden = withoutRuleFiles(verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>());
     const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
@@ -199,13 +206,13 @@ export class ShadowRepo {
     const skipped = update.skipped.map(fromBytes).sort();
     // The index is as HEAD's tree says and nothing leaves it: the files it lacks may go on top.
     const settled = head !== undefined && !rulesChanged && !report.indexMoved && update.drop.length === 0 && report.nested.length === 0;
-    if (settled && update.add.length === 0) return { tree: head.tree, skipped };
+    if (settled && update.add.length === 0) return { tree: head.tree, skipped, unread };
     const overlaid = settled ? this.overlaid(head.tree, update, limits.maxFileBytes) : undefined;
-    if (overlaid !== undefined) return { tree: overlaid, skipped };
+    if (overlaid !== undefined) return { tree: overlaid, skipped, unread };
     if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
     if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
     const tree = (await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE;
-    return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+    return head?.tree === tree ? { tree, skipped, unread } : { tree, skipped, unread, head: this.commitOf(tree) };
   }
 
   /**
@@ -259,7 +266,8 @@ export class ShadowRepo {
       }
       if (!again) {
         if (!recorded || searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
-        return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined };
+        const unread = status.warnings.flatMap(unreadDirectory);
+        return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined, unread };
       }
     }
   }
@@ -482,6 +490,18 @@ export function readSmallFile(path: string, encoding: 'utf8' | 'latin1'): string
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The directory and reason of git's warning that it could not walk one, as `path (reason)`. git
+ * cuts a warning at about 4 KiB: a path near PATH_MAX arrives cut, without its reason.
+ */
+function unreadDirectory(warning: string): string[] {
+  const prefix = "could not open directory '";
+  if (!warning.startsWith(prefix)) return [];
+  const rest = warning.slice(prefix.length);
+  const end = rest.lastIndexOf("': ");
+  return [end < 0 ? `${rest}... (path cut by git)` : `${rest.slice(0, end)} (${rest.slice(end + 3)})`];
 }
 
 const isGitignore = (path: string): boolean => path === '.gitignore' || path.endsWith('/.gitignore');

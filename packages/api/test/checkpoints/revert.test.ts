@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,8 @@ beforeEach(() => {
   service = new CheckpointService({ root, maxFileBytes: 1024 * 1024, excludedPaths: [], log: { warn: () => undefined } });
 });
 afterEach(() => {
-  for (const dir of [workingDir, root, outside]) rmSync(dir, { recursive: true, force: true });
+  // rm(1), not rmSync: a path past PATH_MAX cannot be removed by its full name.
+  execFileSync('rm', ['-rf', workingDir, root, outside]);
 });
 
 let runs = 0;
@@ -90,6 +91,20 @@ describe('a revert over a working directory shaped by the run', () => {
     expect(diff).toContain(`+++ b/${ruleFile}`);
     expect(await service.revert(ended, false)).toEqual([ruleFile]);
     expect(existsSync(at(ruleFile))).toBe(false);
+  });
+
+  it('says which directory it could not read (a path past PATH_MAX) rather than leave its files out unsaid', async () => {
+    writeFileSync(at('a.txt'), 'before\n');
+    const ended = await run(() => {
+      writeFileSync(at('a.txt'), 'after\n');
+      // 25 levels of 200 characters: git cannot open the deepest directories by their path.
+      execFileSync('python3', ['-c', "import os\nfor _ in range(25):\n    os.mkdir('d' * 200)\n    os.chdir('d' * 200)\nopen('hidden.sh', 'w').write('evil')"], { cwd: workingDir });
+    });
+
+    const { files, diff } = await service.changes(ended);
+    expect(files.map(({ path }) => path)).toEqual(['a.txt']);
+    // git cuts its warning at 4 KiB: the note names the directory as far as git said it.
+    expect(diff).toMatch(/^# Not in the checkpoint, nor undone by a revert \(git could not read this directory\): (d{200}\/)+d*\.\.\. \(path cut by git\)\n/m);
   });
 
   it('puts back a file the run replaced by a link to a file outside, without writing through the link', async () => {
