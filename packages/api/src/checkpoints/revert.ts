@@ -1,7 +1,9 @@
-import type { FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { PathSwappedError, walkToParent } from '../util/held-dir.js';
 import { readOpenRegularFile } from '../util/regular-file.js';
+import { PathChangedError } from './errors.js';
 import { nulFields } from './git.js';
-import { walkToParent } from './held-dir.js';
 import { objectId } from './loose-store.js';
 import type { ShadowRepo } from './shadow-repo.js';
 
@@ -45,23 +47,24 @@ async function treeEntries(repo: ShadowRepo, tree: string, paths: readonly strin
  * directory was, the path names another file: not the run's.
  */
 async function currentState(workingDir: string, path: string, ended: State): Promise<State | 'other'> {
-  const walked = await walkToParent(workingDir, path, false);
+  const walked = walkToParent(workingDir, path, false);
   if (!('dir' in walked)) return walked.missing ? undefined : 'other';
   const { dir, name } = walked;
   let handle: FileHandle | undefined;
   try {
-    const stats = await dir.stat(name);
+    const stats = dir.stat(name);
     if (!stats) return undefined;
     if (!stats.isFile()) return 'other';
     const mode = stats.mode & 0o111 ? '100755' : '100644';
     // Another size is another content: no need to read it.
     if (!ended || stats.size !== ended.size) return { mode, blob: '', size: stats.size };
-    handle = await dir.openFile(name).catch(() => undefined);
+    // O_NONBLOCK: a FIFO put there since the lstat must not hang the read.
+    handle = await open(dir.entry(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
     const content = handle && (await readOpenRegularFile(handle, ended.size).catch(() => undefined));
     return content ? { mode, blob: objectId('blob', content), size: content.length } : 'other';
   } finally {
     await handle?.close();
-    await dir.close();
+    dir.close();
   }
 }
 
@@ -87,18 +90,18 @@ export async function changedSinceRun(repo: ShadowRepo, after: string, paths: re
 export async function restore(repo: ShadowRepo, before: string, paths: readonly string[]): Promise<void> {
   const entries = await treeEntries(repo, before, paths);
   for (const path of paths) {
-    const walked = await walkToParent(repo.workingDir, path, true);
+    const walked = walkOrStop(repo.workingDir, path);
     if (!('dir' in walked)) continue; // never with `make`
     const { dir, name } = walked;
     try {
-      const stats = await dir.stat(name);
+      const stats = dir.stat(name);
       // A link or file in the way is replaced, never written through.
-      if (stats && !stats.isDirectory()) await dir.unlink(name);
+      if (stats && !stats.isDirectory()) dir.unlink(name);
       const entry = entries.get(path);
       if (!entry) continue;
       const { stdout } = await repo.git(['cat-file', 'blob', entry.blob]);
       const mode = restoredMode(stats?.isFile() ? stats.mode & 0o777 : 0o644, entry.mode === '100755');
-      const handle = await dir.openFile(name, { mode });
+      const handle = await open(dir.entry(name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
       try {
         await handle.writeFile(stdout);
         await handle.chmod(mode);
@@ -106,8 +109,18 @@ export async function restore(repo: ShadowRepo, before: string, paths: readonly 
         await handle.close();
       }
     } finally {
-      await dir.close();
+      dir.close();
     }
+  }
+}
+
+/** walkToParent making what is missing; a directory swapped again meanwhile stops the revert. */
+function walkOrStop(workingDir: string, path: string): ReturnType<typeof walkToParent> {
+  try {
+    return walkToParent(workingDir, path, true);
+  } catch (error) {
+    if (error instanceof PathSwappedError) throw new PathChangedError(error.path);
+    throw error;
   }
 }
 

@@ -254,6 +254,17 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     tool: 'bash',
     args: () => ({ command: `python3 -c "import os\nfor p in ['.git/hooks/post-checkout', '.git/commondir']:\n    try:\n        open(p, 'w').write('#!/bin/sh\\\\ntouch /tmp/${MARKER}-pwned\\\\n'); os.chmod(p, 0o755)\n    except OSError as e:\n        print(p, e)"` }),
   },
+  // The service puts changed protected files back after the command, outside the sandbox: the
+  // command moves `.git` away and leaves a link to a directory outside in its place, where the
+  // restore would delete and write `config` and `hooks` as the service.
+  {
+    name: 'python swaps .git for a link to a directory outside, for the protected-file restore to write through',
+    tool: 'bash',
+    args: (a) => python(`import os\nos.rename('.git', '.git-moved')\nos.symlink('${a.outside}', '.git')\nprint(sorted(os.listdir('.git')))`),
+    setup: (a) => {
+      writeFileSync(join(a.root, '.git/hooks/pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    },
+  },
   {
     name: 'a symlink to DATA_DIR made inside the work tree',
     tool: 'bash',
