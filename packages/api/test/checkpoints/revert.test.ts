@@ -61,6 +61,18 @@ describe('a revert over a working directory shaped by the run', () => {
     expect(readFileSync(at('c.txt'), 'utf8')).toBe('the user’s own work\n');
   });
 
+  it('takes names that read as options or pathspec magic as names: exactly those files are undone', async () => {
+    writeFileSync(at('keep.txt'), 'kept\n');
+    const names = ['--output=stolen', '-rf', ':(glob)*', ':!keep.txt', '*'];
+    const ended = await run(() => {
+      for (const name of names) writeFileSync(at(name), `${name}\n`);
+    });
+
+    expect((await service.changes(ended)).files.map(({ path }) => path).sort()).toEqual([...names].sort());
+    expect((await service.revert(ended, false)).sort()).toEqual([...names].sort());
+    expect(readdirSync(workingDir)).toEqual(['keep.txt']);
+  });
+
   it('undoes files whose names are not UTF-8: the one added is removed, the one changed gets its content back', async () => {
     writeFileSync(latin1Name('old-\xe9.txt'), 'before\n');
     const ended = await run(() => {
