@@ -15,6 +15,8 @@ export interface CheckpointOptions {
   maxFileBytes: number;
   /** Never snapshotted, even inside a working directory: DATA_DIR itself, the database files. */
   excludedPaths: readonly string[];
+  /** The address space of each shadow git process (git.ts, DEFAULT_GIT_MEMORY_BYTES when absent). */
+  gitMemoryBytes?: number;
   log: { warn(object: object, message: string): void };
 }
 
@@ -101,7 +103,7 @@ export class CheckpointService {
   async sweep(findRun: (id: string) => Promise<RunRecord | undefined>): Promise<void> {
     const names = await readdir(this.options.root).catch(() => [] as string[]);
     for (const name of names.filter((n) => n.endsWith('.git'))) {
-      const repo = new ShadowRepo({ gitDir: join(this.options.root, name), workTree: '' });
+      const repo = new ShadowRepo({ gitDir: join(this.options.root, name), workTree: '', ...this.memoryCap() });
       await this.sweepRepo(repo, findRun).catch((error: unknown) => this.options.log.warn({ err: error, repo: name }, 'checkpoint sweep failed'));
     }
   }
@@ -151,10 +153,14 @@ export class CheckpointService {
   private repoFor(workingDir: string): ShadowRepo {
     let repo = this.repos.get(workingDir);
     if (!repo) {
-      repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(this.options.root, workingDir), workTree: workingDir });
+      repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(this.options.root, workingDir), workTree: workingDir, ...this.memoryCap() });
       this.repos.set(workingDir, repo);
     }
     return repo;
+  }
+
+  private memoryCap(): { maxMemoryBytes?: number } {
+    return this.options.gitMemoryBytes === undefined ? {} : { maxMemoryBytes: this.options.gitMemoryBytes };
   }
 
   /** Takes one snapshot; true when it was stored, false when it failed (the reason is recorded). */

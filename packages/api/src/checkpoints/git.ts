@@ -11,7 +11,18 @@ export interface GitTarget {
   gitDir: string;
   /** Empty for commands that need no working tree (init). */
   workTree: string;
+  /** The address space each git process may take (DEFAULT_GIT_MEMORY_BYTES unless given). */
+  maxMemoryBytes?: number;
 }
+
+/**
+ * git reads every ignore file it meets whole, whatever its size: a run's `truncate -s 50G
+ * .gitignore` (sparse, no disk used) would make the service's own git, which runs outside the
+ * sandbox and its memory limit, take all the host's memory at the next snapshot. Capped, git fails
+ * (the snapshot fails with the reason) instead. A 16,000-file tree takes git under 20 MB, `gc`
+ * of it about 200 MB.
+ */
+export const DEFAULT_GIT_MEMORY_BYTES = 2 * 1024 * 1024 * 1024;
 
 export interface GitOptions {
   input?: string | Buffer;
@@ -78,7 +89,10 @@ export const GIT_TIMEOUT_MS = 300_000;
 
 export function runGit(target: GitTarget, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...SAFE_CONFIG, ...args], {
+    // `ulimit -v` of the shell that then becomes git (same pid: the timeout and the FIFO watch
+    // still see git). Where the shell cannot set it (not Linux), git runs without the cap.
+    const kib = Math.ceil((target.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES) / 1024);
+    const child = spawn('/bin/sh', ['-c', `ulimit -v ${kib} 2>/dev/null; exec git "$@"`, 'git', ...SAFE_CONFIG, ...args], {
       // Paths given to git are relative to its current directory inside the work tree: its top.
       cwd: target.workTree === '' ? target.gitDir : target.workTree,
       env: gitEnvironment(target),
