@@ -23,7 +23,7 @@ export interface CheckpointOptions {
 /** What a run's checkpoint holds besides its two trees. */
 interface RunMeta {
   skipped: string[];
-  /** Directories git could not read in a snapshot, with the reason (Snapshot.unread). */
+  /** Directories a snapshot could not read, with the reason (Snapshot.unread). */
   unread?: string[];
   error?: string;
 }
@@ -76,7 +76,7 @@ export class CheckpointService {
     const { repo, refs } = await this.endedCheckpoint(run);
     const notes = [
       ...refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`),
-      ...(refs.meta.unread ?? []).map((dir) => `Not in the checkpoint, nor undone by a revert (git could not read this directory): ${dir}`),
+      ...(refs.meta.unread ?? []).map((dir) => `Not in the checkpoint, nor undone by a revert: ${dir}`),
     ];
     return describeChanges(repo, refs.before!, refs.after!, notes);
   }

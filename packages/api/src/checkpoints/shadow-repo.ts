@@ -54,8 +54,9 @@ export interface Snapshot {
   tree: string;
   skipped: string[];
   /**
-   * Directories git could not open (a path past PATH_MAX, no permission), with the reason: what
-   * lies below them is not in the snapshot, and a revert cannot touch it. Said, never silent.
+   * Directories git could not open (a path past PATH_MAX, no permission) or the walk of nested
+   * repositories could not name, with the reason: what lies below them is not in the snapshot,
+   * and a revert cannot touch it. Said, never silent.
    */
   unread: string[];
   /**
@@ -252,7 +253,8 @@ export class ShadowRepo {
     for (let round = 1; ; round++) {
       const [status, hiddenRules] = await Promise.all([this.git(STATUS), this.ignoredRuleFiles(rules)]);
       const report = parseStatus(status.stdout);
-      const found = [...report.untracked, ...hiddenRules, ...(await this.nestedFiles(report.nested))];
+      const nested = report.nested.filter(isText);
+      const found = [...report.untracked, ...hiddenRules, ...(await this.nestedFiles(nested))];
       const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
       if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)).filter((path) => !hiddenRules.includes(path)));
       const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !met.has(path));
@@ -266,7 +268,10 @@ export class ShadowRepo {
       }
       if (!again) {
         if (!recorded || searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
-        const unread = status.warnings.flatMap(unreadDirectory);
+        // The walk below a nested repository goes by text paths: one whose name is not UTF-8 is
+        // out of reach, and said so.
+        const unnamed = report.nested.filter((dir) => !isText(dir)).map((dir) => `${fromBytes(dir)} (a repository of its own whose name is not UTF-8)`);
+        const unread = [...status.warnings.flatMap(unreadDirectory), ...unnamed];
         return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined, unread };
       }
     }
@@ -517,6 +522,9 @@ function withoutRuleFiles(paths: Set<string>): Set<string> {
 }
 
 const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 0));
+
+/** Whether a byte-string path is valid UTF-8, so that it survives as text. */
+const isText = (path: string): boolean => asBytes(fromBytes(path)) === path;
 
 /** A byte-string path as text (a byte that is not UTF-8 shows as U+FFFD). */
 export const fromBytes = (path: string): string => Buffer.from(path, 'latin1').toString('utf8');

@@ -116,7 +116,18 @@ describe('a revert over a working directory shaped by the run', () => {
     const { files, diff } = await service.changes(ended);
     expect(files.map(({ path }) => path)).toEqual(['a.txt']);
     // git cuts its warning at 4 KiB: the note names the directory as far as git said it.
-    expect(diff).toMatch(/^# Not in the checkpoint, nor undone by a revert \(git could not read this directory\): (d{200}\/)+d*\.\.\. \(path cut by git\)\n/m);
+    expect(diff).toMatch(/^# Not in the checkpoint, nor undone by a revert: (d{200}\/)+d*\.\.\. \(path cut by git\)\n/m);
+  });
+
+  it('says which repository of its own it could not walk for a name that is not UTF-8, rather than leave its files out unsaid', async () => {
+    const ended = await run(() => {
+      // git lists a nested repository as one directory; its files are found by a walk that goes by text paths.
+      execFileSync('python3', ['-c', "import os, subprocess\nfor d in [b'vendor\\xff', b'plain']:\n    os.mkdir(d)\n    subprocess.run(['git', 'init', '-q', d], check=True)\n    open(d + b'/evil.sh', 'w').write('evil')"], { cwd: workingDir });
+    });
+
+    const { files, diff } = await service.changes(ended);
+    expect(files.map(({ path }) => path)).toEqual(['plain/evil.sh']);
+    expect(diff).toContain('# Not in the checkpoint, nor undone by a revert: vendor\ufffd/ (a repository of its own whose name is not UTF-8)\n');
   });
 
   it('puts back a file the run replaced by a link to a file outside, without writing through the link', async () => {
