@@ -43,6 +43,14 @@ export async function changedFiles(repo: ShadowRepo, before: string, after: stri
 }
 
 /**
+ * The paths that differ between two snapshots as git's byte strings (latin1), for the revert:
+ * a name that is not UTF-8 must reach the file system byte for byte.
+ */
+export async function changedPaths(repo: ShadowRepo, before: string, after: string): Promise<string[]> {
+  return nulFields((await repo.git([...TREE_DIFF, '-z', '--name-only', before, after])).stdout, 'latin1');
+}
+
+/**
  * The unified diff between two snapshots, as git writes it: a mode change shows as `old mode` /
  * `new mode`, a binary file as `Binary files ... differ`. Cut at MAX_DIFF_BYTES with a note.
  */

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { RunRecord } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { errorMessage } from '../util/error-message.js';
-import { describeChanges, changedFiles, type Changes } from './changes.js';
+import { changedPaths, describeChanges, type Changes } from './changes.js';
 import { FilesChangedError, NoCheckpointError, RunInProgressError } from './errors.js';
 import { changedSinceRun, restore } from './revert.js';
-import { ShadowRepo } from './shadow-repo.js';
+import { fromBytes, ShadowRepo } from './shadow-repo.js';
 
 export interface CheckpointOptions {
   /** Where the shadow repositories live: a folder under DATA_DIR, never inside a working directory. */
@@ -15,12 +15,16 @@ export interface CheckpointOptions {
   maxFileBytes: number;
   /** Never snapshotted, even inside a working directory: DATA_DIR itself, the database files. */
   excludedPaths: readonly string[];
+  /** The address space of each shadow git process (git.ts, DEFAULT_GIT_MEMORY_BYTES when absent). */
+  gitMemoryBytes?: number;
   log: { warn(object: object, message: string): void };
 }
 
 /** What a run's checkpoint holds besides its two trees. */
 interface RunMeta {
   skipped: string[];
+  /** Directories a snapshot could not read, with the reason (Snapshot.unread). */
+  unread?: string[];
   error?: string;
 }
 
@@ -70,7 +74,10 @@ export class CheckpointService {
   /** GET /runs/{id}/changes: what the run changed, between its two snapshots. */
   async changes(run: RunRecord): Promise<Changes> {
     const { repo, refs } = await this.endedCheckpoint(run);
-    const notes = refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`);
+    const notes = [
+      ...refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`),
+      ...(refs.meta.unread ?? []).map((dir) => `Not in the checkpoint, nor undone by a revert: ${dir}`),
+    ];
     return describeChanges(repo, refs.before!, refs.after!, notes);
   }
 
@@ -78,13 +85,13 @@ export class CheckpointService {
   async revert(run: RunRecord, force: boolean): Promise<string[]> {
     const { repo, refs } = await this.endedCheckpoint(run);
     return this.locked(repo, async () => {
-      const paths = (await changedFiles(repo, refs.before!, refs.after!)).map((file) => file.path);
+      const paths = await changedPaths(repo, refs.before!, refs.after!);
       if (!force) {
         const changed = await changedSinceRun(repo, refs.after!, paths);
-        if (changed.length > 0) throw new FilesChangedError(changed);
+        if (changed.length > 0) throw new FilesChangedError(changed.map(fromBytes));
       }
       await restore(repo, refs.before!, paths);
-      return paths;
+      return paths.map(fromBytes);
     });
   }
 
@@ -96,7 +103,7 @@ export class CheckpointService {
   async sweep(findRun: (id: string) => Promise<RunRecord | undefined>): Promise<void> {
     const names = await readdir(this.options.root).catch(() => [] as string[]);
     for (const name of names.filter((n) => n.endsWith('.git'))) {
-      const repo = new ShadowRepo({ gitDir: join(this.options.root, name), workTree: '' });
+      const repo = new ShadowRepo({ gitDir: join(this.options.root, name), workTree: '', ...this.memoryCap() });
       await this.sweepRepo(repo, findRun).catch((error: unknown) => this.options.log.warn({ err: error, repo: name }, 'checkpoint sweep failed'));
     }
   }
@@ -146,10 +153,14 @@ export class CheckpointService {
   private repoFor(workingDir: string): ShadowRepo {
     let repo = this.repos.get(workingDir);
     if (!repo) {
-      repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(this.options.root, workingDir), workTree: workingDir });
+      repo = new ShadowRepo({ gitDir: ShadowRepo.gitDirFor(this.options.root, workingDir), workTree: workingDir, ...this.memoryCap() });
       this.repos.set(workingDir, repo);
     }
     return repo;
+  }
+
+  private memoryCap(): { maxMemoryBytes?: number } {
+    return this.options.gitMemoryBytes === undefined ? {} : { maxMemoryBytes: this.options.gitMemoryBytes };
   }
 
   /** Takes one snapshot; true when it was stored, false when it failed (the reason is recorded). */
@@ -161,10 +172,11 @@ export class CheckpointService {
         const snapshot = await repo.snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
         const refs: [string, string][] = snapshot.head ? [['HEAD', snapshot.head]] : [];
         // Nothing left out adds nothing to the run's list: a missing meta reads as an empty one.
-        if (snapshot.skipped.length > 0) {
+        if (snapshot.skipped.length > 0 || snapshot.unread.length > 0) {
           const meta = (await this.readRefs(repo, runId)).meta;
           const skipped = [...new Set([...meta.skipped, ...snapshot.skipped])].sort();
-          refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped })]);
+          const unread = [...new Set([...(meta.unread ?? []), ...snapshot.unread])].sort();
+          refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped, ...(unread.length > 0 ? { unread } : {}) })]);
         }
         refs.push([`${refsOf(runId)}${label}`, snapshot.tree]);
         repo.record(refs);

@@ -17,3 +17,10 @@ export class FilesChangedError extends ConflictError {
     super(`Files changed since the run: ${paths.join(', ')}`);
   }
 }
+
+/** A directory on the way to a file being restored was swapped (for a link) while the revert walked it. */
+export class PathChangedError extends ConflictError {
+  constructor(path: string) {
+    super(`Revert stopped: a directory on the way to ${path} was replaced while it was being restored (for example by a symbolic link)`);
+  }
+}

@@ -11,7 +11,18 @@ export interface GitTarget {
   gitDir: string;
   /** Empty for commands that need no working tree (init). */
   workTree: string;
+  /** The address space each git process may take (DEFAULT_GIT_MEMORY_BYTES unless given). */
+  maxMemoryBytes?: number;
 }
+
+/**
+ * git reads every ignore file it meets whole, whatever its size: a run's `truncate -s 50G
+ * .gitignore` (sparse, no disk used) would make the service's own git, which runs outside the
+ * sandbox and its memory limit, take all the host's memory at the next snapshot. Capped, git fails
+ * (the snapshot fails with the reason) instead. A 16,000-file tree takes git under 20 MB, `gc`
+ * of it about 200 MB.
+ */
+export const DEFAULT_GIT_MEMORY_BYTES = 2 * 1024 * 1024 * 1024;
 
 export interface GitOptions {
   input?: string | Buffer;
@@ -22,7 +33,12 @@ export interface GitOptions {
 export interface GitResult {
   stdout: Buffer;
   truncated: boolean;
+  /** What git warned about on a command that succeeded (`warning: ` lines, without the prefix). */
+  warnings: string[];
 }
+
+/** stderr kept per command: enough for a few warnings naming paths near PATH_MAX. */
+const MAX_STDERR_CHARS = 64 * 1024;
 
 export class GitError extends Error {
   constructor(args: readonly string[], code: number | null, stderr: string) {
@@ -73,7 +89,10 @@ export const GIT_TIMEOUT_MS = 300_000;
 
 export function runGit(target: GitTarget, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...SAFE_CONFIG, ...args], {
+    // `ulimit -v` of the shell that then becomes git (same pid: the timeout and the FIFO watch
+    // still see git). Where the shell cannot set it (not Linux), git runs without the cap.
+    const kib = Math.ceil((target.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES) / 1024);
+    const child = spawn('/bin/sh', ['-c', `ulimit -v ${kib} 2>/dev/null; exec git "$@"`, 'git', ...SAFE_CONFIG, ...args], {
       // Paths given to git are relative to its current directory inside the work tree: its top.
       cwd: target.workTree === '' ? target.gitDir : target.workTree,
       env: gitEnvironment(target),
@@ -101,18 +120,24 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
       size += chunk.length;
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 8192) stderr += chunk.toString('utf8');
+      if (stderr.length < MAX_STDERR_CHARS) stderr += chunk.toString('utf8');
     });
     child.on('error', reject);
     child.on('close', (code) => {
       stopWatch();
-      if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated });
+      if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated, warnings: warningsIn(stderr) });
       else reject(new GitError(args, code, stderr));
     });
     child.stdin.on('error', () => undefined); // git may exit before reading all of its input
     child.stdin.end(options.input ?? '');
   });
 }
+
+const warningsIn = (stderr: string): string[] =>
+  stderr
+    .split('\n')
+    .filter((line) => line.startsWith('warning: '))
+    .map((line) => line.slice('warning: '.length));
 
 /**
  * NUL-separated output (`-z`) as its fields, without the empty one after the last NUL. `latin1`

@@ -47,10 +47,16 @@ export type ObjectType = 'blob' | 'tree' | 'commit';
 
 const objectPath = (gitDir: string, id: string): string => join(gitDir, 'objects', id.slice(0, 2), id.slice(2));
 
+/** The object id of a whole object (header and body). */
+const idOf = (object: Buffer): string => createHash('sha1').update(object).digest('hex');
+
+/** The id `body` has as an object of `type`, as git names it, whether stored or not. */
+export const objectId = (type: ObjectType, body: Buffer): string => idOf(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]));
+
 /** Stores `body` as an object of `type`, unless it already is stored loose; its id. */
 export function writeObject(gitDir: string, type: ObjectType, body: Buffer): string {
   const object = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
-  const id = createHash('sha1').update(object).digest('hex');
+  const id = idOf(object);
   const path = objectPath(gitDir, id);
   // git's own prefix for objects being written: `git gc` clears any left by a crash.
   if (!existsSync(path)) replaceFile(path, deflateSync(object), join(dirname(path), `tmp_obj_${unique()}`));
@@ -73,7 +79,7 @@ export function readLooseObject(gitDir: string, type: ObjectType, id: string): B
   const nul = object.indexOf(0);
   if (nul < 0 || !object.subarray(0, header.length).equals(header)) return undefined;
   if (Number(object.subarray(header.length, nul).toString('latin1')) !== object.length - nul - 1) return undefined;
-  return createHash('sha1').update(object).digest('hex') === id ? object.subarray(nul + 1) : undefined;
+  return idOf(object) === id ? object.subarray(nul + 1) : undefined;
 }
 
 /**

@@ -1,55 +1,71 @@
-import { chmod, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { PathSwappedError, walkToParent } from '../util/held-dir.js';
+import { readOpenRegularFile } from '../util/regular-file.js';
+import { PathChangedError } from './errors.js';
 import { nulFields } from './git.js';
+import { objectId } from './loose-store.js';
 import type { ShadowRepo } from './shadow-repo.js';
 
-/** A file as a snapshot holds it: git mode (100644, 100755) and blob id. */
+/**
+ * Paths here are git's byte strings (latin1, one character per byte): a name that is not UTF-8
+ * must reach the file system as the bytes the snapshot holds, or its revert would miss it.
+ */
+
+/** A file as a snapshot holds it: git mode (100644, 100755), blob id and size. */
 interface Entry {
   mode: string;
   blob: string;
+  size: number;
 }
 
 type State = Entry | undefined;
 
+/**
+ * The entries of `paths` in `tree`. The whole tree is listed, not asked for by pathspec: a
+ * command line carries only UTF-8, and a path need not be.
+ */
 async function treeEntries(repo: ShadowRepo, tree: string, paths: readonly string[]): Promise<Map<string, Entry>> {
   const entries = new Map<string, Entry>();
-  if (paths.length === 0) return entries;
-  const { stdout } = await repo.git(['ls-tree', '-r', '-z', '--full-tree', tree, '--', ...paths.map(literal)]);
-  for (const record of nulFields(stdout)) {
+  const wanted = new Set(paths);
+  if (wanted.size === 0) return entries;
+  const { stdout } = await repo.git(['ls-tree', '-r', '-z', '-l', '--full-tree', tree]);
+  for (const record of nulFields(stdout, 'latin1')) {
     const tab = record.indexOf('\t');
-    const [mode = '', , blob = ''] = record.slice(0, tab).split(' ');
-    entries.set(record.slice(tab + 1), { mode, blob });
+    const path = record.slice(tab + 1);
+    if (!wanted.has(path)) continue;
+    const [mode = '', , blob = '', size = ''] = record.slice(0, tab).split(/ +/);
+    entries.set(path, { mode, blob, size: Number(size) });
   }
   return entries;
 }
 
-/** A pathspec that means exactly this path (no wildcards, no magic). */
-const literal = (path: string): string => `:(literal)${path}`;
-
-/** The file as it is now in the working directory, in the same terms as a snapshot. */
-async function currentStates(repo: ShadowRepo, paths: readonly string[]): Promise<Map<string, State | 'other'>> {
-  const states = new Map<string, State | 'other'>();
-  const files: string[] = [];
-  for (const path of paths) {
-    // Below a symlink put where a directory was, the path names another file: not the run's.
-    const stats = (await parentsAreDirectories(repo.workingDir, path)) ? await lstat(join(repo.workingDir, path)).catch(() => undefined) : 'other';
-    if (stats === 'other') states.set(path, 'other');
-    else if (!stats) states.set(path, undefined);
-    else if (!stats.isFile()) states.set(path, 'other');
-    else {
-      files.push(path);
-      states.set(path, { mode: stats.mode & 0o111 ? '100755' : '100644', blob: '' });
-    }
+/**
+ * The file as it is now in the working directory, in the same terms as a snapshot, hashed by
+ * the service from what it opened (a list of paths handed to git would be split at a newline in
+ * a name, and each file compared with another's content). Below a link or file put where a
+ * directory was, the path names another file: not the run's.
+ */
+async function currentState(workingDir: string, path: string, ended: State): Promise<State | 'other'> {
+  const walked = walkToParent(workingDir, path, false);
+  if (!('dir' in walked)) return walked.missing ? undefined : 'other';
+  const { dir, name } = walked;
+  let handle: FileHandle | undefined;
+  try {
+    const stats = dir.stat(name);
+    if (!stats) return undefined;
+    if (!stats.isFile()) return 'other';
+    const mode = stats.mode & 0o111 ? '100755' : '100644';
+    // Another size is another content: no need to read it.
+    if (!ended || stats.size !== ended.size) return { mode, blob: '', size: stats.size };
+    // O_NONBLOCK: a FIFO put there since the lstat must not hang the read.
+    handle = await open(dir.entry(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
+    const content = handle && (await readOpenRegularFile(handle, ended.size).catch(() => undefined));
+    return content ? { mode, blob: objectId('blob', content), size: content.length } : 'other';
+  } finally {
+    await handle?.close();
+    dir.close();
   }
-  if (files.length > 0) {
-    const { stdout } = await repo.git(['hash-object', '--no-filters', '--stdin-paths'], { input: files.map((p) => join(repo.workingDir, p)).join('\n') + '\n' });
-    const blobs = stdout.toString('utf8').trim().split('\n');
-    files.forEach((path, i) => {
-      const state = states.get(path) as Entry;
-      state.blob = blobs[i] ?? '';
-    });
-  }
-  return states;
 }
 
 const sameState = (a: State | 'other', b: State): boolean =>
@@ -57,61 +73,54 @@ const sameState = (a: State | 'other', b: State): boolean =>
 
 /** Paths among `paths` that are no longer as the run left them (its end snapshot). */
 export async function changedSinceRun(repo: ShadowRepo, after: string, paths: readonly string[]): Promise<string[]> {
-  const [ended, now] = await Promise.all([treeEntries(repo, after, paths), currentStates(repo, paths)]);
-  return paths.filter((path) => !sameState(now.get(path), ended.get(path)));
-}
-
-/** The directories above `path` (relative, `/`-separated), from the working directory down. */
-function parentsOf(workingDir: string, path: string): string[] {
-  const parents: string[] = [];
-  let dir = workingDir;
-  for (const part of path.split('/').slice(0, -1)) {
-    dir = join(dir, part);
-    parents.push(dir);
+  const ended = await treeEntries(repo, after, paths);
+  const changed: string[] = [];
+  for (const path of paths) {
+    if (!sameState(await currentState(repo.workingDir, path, ended.get(path)), ended.get(path))) changed.push(path);
   }
-  return parents;
-}
-
-/** Whether every existing directory above `path` is a real directory (no symlink or file planted in its place). */
-async function parentsAreDirectories(workingDir: string, path: string): Promise<boolean> {
-  for (const dir of parentsOf(workingDir, path)) {
-    const stats = await lstat(dir).catch(() => undefined);
-    if (!stats) return true;
-    if (!stats.isDirectory()) return false;
-  }
-  return true;
+  return changed;
 }
 
 /**
- * Makes the directories above `path` one at a time, never through a link: a symlink or file that
- * now stands where a directory stood is removed (a link only, never what it points at) and a
- * directory made in its place. A recursive mkdir would follow a planted `dir -> /elsewhere` and
- * make directories outside the working directory.
+ * Puts each path back as the `before` snapshot holds it: content and mode, or removed if it was
+ * not there. Missing directories are made one at a time and a link or file standing where a
+ * directory stood is replaced, all through held directories (held-dir.ts), so nothing is made,
+ * written or removed outside the working directory even while a directory is being swapped.
  */
-async function makeParents(workingDir: string, path: string): Promise<string> {
-  for (const dir of parentsOf(workingDir, path)) {
-    const stats = await lstat(dir).catch(() => undefined);
-    if (stats?.isDirectory()) continue;
-    if (stats) await rm(dir, { force: true });
-    await mkdir(dir);
-  }
-  return join(workingDir, path);
-}
-
-/** Puts each path back as the `before` snapshot holds it: content and mode, or removed if it was not there. */
 export async function restore(repo: ShadowRepo, before: string, paths: readonly string[]): Promise<void> {
   const entries = await treeEntries(repo, before, paths);
   for (const path of paths) {
-    const target = await makeParents(repo.workingDir, path);
-    const stats = await lstat(target).catch(() => undefined);
-    // A link or file in the way is replaced, never written through.
-    if (stats && !stats.isDirectory()) await rm(target, { force: true });
-    const entry = entries.get(path);
-    if (!entry) continue;
-    const { stdout } = await repo.git(['cat-file', 'blob', entry.blob]);
-    const mode = restoredMode(stats?.isFile() ? stats.mode & 0o777 : 0o644, entry.mode === '100755');
-    await writeFile(target, stdout, { flag: 'wx', mode });
-    await chmod(target, mode);
+    const walked = walkOrStop(repo.workingDir, path);
+    if (!('dir' in walked)) continue; // never with `make`
+    const { dir, name } = walked;
+    try {
+      const stats = dir.stat(name);
+      // A link or file in the way is replaced, never written through.
+      if (stats && !stats.isDirectory()) dir.unlink(name);
+      const entry = entries.get(path);
+      if (!entry) continue;
+      const { stdout } = await repo.git(['cat-file', 'blob', entry.blob]);
+      const mode = restoredMode(stats?.isFile() ? stats.mode & 0o777 : 0o644, entry.mode === '100755');
+      const handle = await open(dir.entry(name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+      try {
+        await handle.writeFile(stdout);
+        await handle.chmod(mode);
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      dir.close();
+    }
+  }
+}
+
+/** walkToParent making what is missing; a directory swapped again meanwhile stops the revert. */
+function walkOrStop(workingDir: string, path: string): ReturnType<typeof walkToParent> {
+  try {
+    return walkToParent(workingDir, path, true);
+  } catch (error) {
+    if (error instanceof PathSwappedError) throw new PathChangedError(error.path);
+    throw error;
   }
 }
 

@@ -49,10 +49,16 @@ const CONFIG: readonly (readonly [string, string])[] = [
  */
 const STATUS = ['status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules=all', '--no-renames'];
 
-/** One snapshot: its tree and the files left out for their size. */
+/** One snapshot: its tree, the files left out for their size and the directories git could not read. */
 export interface Snapshot {
   tree: string;
   skipped: string[];
+  /**
+   * Directories git could not open (a path past PATH_MAX, no permission) or the walk of nested
+   * repositories could not name, with the reason: what lies below them is not in the snapshot,
+   * and a revert cannot touch it. Said, never silent.
+   */
+  unread: string[];
   /**
    * A commit of `tree` for HEAD, when HEAD is not on one yet: the caller records it with its own
    * refs (`record`). HEAD is what `status` compares the index with; until it follows, the next
@@ -107,6 +113,8 @@ interface Changes {
   rulesChanged: boolean;
   /** glob_files' verdict, while a `.ignore` or `.rgignore` file takes part. */
   verdict: GlobVerdict | undefined;
+  /** See Snapshot. */
+  unread: string[];
 }
 
 /** Rounds of `status` a snapshot takes at most to meet new `.ignore`/`.rgignore` files (one when none is new). */
@@ -190,22 +198,22 @@ export class ShadowRepo {
     this.removeStaleIndexLock();
     const rules = new SnapshotRules(this.workingDir, limits.excludedPaths);
     const head = this.head();
-    const { report, found, rulesChanged, verdict } = await this.lookForChanges(rules, limits.maxFileBytes);
-    const nowIgnored = await this.trackedButIgnored([...report.changed, ...found], verdict);
-    const globHidden = verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>();
+    const { report, found, rulesChanged, verdict, unread } = await this.lookForChanges(rules, limits.maxFileBytes);
+    const nowIgnored = withoutRuleFiles(await this.trackedButIgnored([...report.changed, ...found], verdict));
+    const globHidden = withoutRuleFiles(verdict ? await verdict.hidden([...report.changed, ...found]) : new Set<string>());
     const hidden = (path: string): boolean => rules.hides(path) || nowIgnored.has(path) || globHidden.has(path);
     const update = await this.sortOut(report.changed, found, hidden, limits.maxFileBytes);
     update.drop = [...new Set([...update.drop, ...nowIgnored])];
     const skipped = update.skipped.map(fromBytes).sort();
     // The index is as HEAD's tree says and nothing leaves it: the files it lacks may go on top.
     const settled = head !== undefined && !rulesChanged && !report.indexMoved && update.drop.length === 0 && report.nested.length === 0;
-    if (settled && update.add.length === 0) return { tree: head.tree, skipped };
+    if (settled && update.add.length === 0) return { tree: head.tree, skipped, unread };
     const overlaid = settled ? this.overlaid(head.tree, update, limits.maxFileBytes) : undefined;
-    if (overlaid !== undefined) return { tree: overlaid, skipped };
+    if (overlaid !== undefined) return { tree: overlaid, skipped, unread };
     if (update.add.length > 0) await this.git(['update-index', '--add', '-z', '--stdin'], { input: this.pathList(update.add) });
     if (update.drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(update.drop) });
     const tree = (await this.git(['write-tree'])).stdout.toString('utf8').trim() || EMPTY_TREE;
-    return head?.tree === tree ? { tree, skipped } : { tree, skipped, head: this.commitOf(tree) };
+    return head?.tree === tree ? { tree, skipped, unread } : { tree, skipped, unread, head: this.commitOf(tree) };
   }
 
   /**
@@ -243,10 +251,12 @@ export class ShadowRepo {
     let rulesChanged = await this.applyRules(rules, searchIgnores, maxFileBytes);
     const met = new Set(known);
     for (let round = 1; ; round++) {
-      const report = parseStatus((await this.git(STATUS)).stdout);
-      const found = [...report.untracked, ...(await this.nestedFiles(report.nested))];
+      const [status, hiddenRules] = await Promise.all([this.git(STATUS), this.ignoredRuleFiles(rules)]);
+      const report = parseStatus(status.stdout);
+      const nested = report.nested.filter(isText);
+      const found = [...report.untracked, ...hiddenRules, ...(await this.nestedFiles(nested))];
       const verdict = searchIgnores.active ? new GlobVerdict(this.workingDir) : undefined;
-      if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)));
+      if (verdict) found.push(...(await this.reincluded(searchIgnores, verdict, rules)).filter((path) => !hiddenRules.includes(path)));
       const discovered = [...report.changed, ...found].filter((path) => isSearchIgnoreFile(path) && !met.has(path));
       let again = false;
       if (discovered.length > 0 && round < MAX_LOOKS) {
@@ -258,9 +268,24 @@ export class ShadowRepo {
       }
       if (!again) {
         if (!recorded || searchIgnores.present.join('\0') !== known.join('\0')) this.recordSearchIgnores(searchIgnores.present);
-        return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined };
+        // The walk below a nested repository goes by text paths: one whose name is not UTF-8 is
+        // out of reach, and said so.
+        const unnamed = report.nested.filter((dir) => !isText(dir)).map((dir) => `${fromBytes(dir)} (a repository of its own whose name is not UTF-8)`);
+        const unread = [...status.warnings.flatMap(unreadDirectory), ...unnamed];
+        return { report, found, rulesChanged, verdict: searchIgnores.active ? (verdict ?? new GlobVerdict(this.workingDir)) : undefined, unread };
       }
     }
+  }
+
+  /**
+   * Ignore files that their own rules, or others, leave out (`tools/.gitignore` holding `*`, a
+   * `.gitignore` listing `.gitignore`) in the directories git walks: git still obeys them, so
+   * without them a run could hide what it adds, and its changes and revert would not show the
+   * rule that hid it. Ignored directories are listed whole (`--directory`), never entered.
+   */
+  private async ignoredRuleFiles(rules: SnapshotRules): Promise<string[]> {
+    const { stdout } = await this.git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--', ...RULE_FILE_PATHSPECS]);
+    return nulFields(stdout, 'latin1').filter((path) => isRuleFile(path) && !rules.hides(path));
   }
 
   /**
@@ -349,7 +374,7 @@ export class ShadowRepo {
     const indexed = nulFields((await this.git(['ls-files', '-z'])).stdout, 'latin1');
     const ignored = searchIgnores.active ? await new GlobVerdict(this.workingDir).hidden(indexed) : await this.ignoredInIndex();
     const stats = await statsOf(indexed.map((path) => this.absolute(path)));
-    const drop = indexed.filter((path, i) => rules.hides(path) || ignored.has(path) || (stats[i]?.size ?? 0) > maxFileBytes);
+    const drop = indexed.filter((path, i) => rules.hides(path) || (ignored.has(path) && !isRuleFile(path)) || (stats[i]?.size ?? 0) > maxFileBytes);
     if (drop.length > 0) await this.git(['update-index', '--force-remove', '-z', '--stdin'], { input: this.pathList(drop) });
     writeFileSync(this.limitFile, String(maxFileBytes));
     return true;
@@ -472,11 +497,37 @@ export function readSmallFile(path: string, encoding: 'utf8' | 'latin1'): string
   }
 }
 
+/**
+ * The directory and reason of git's warning that it could not walk one, as `path (reason)`. git
+ * cuts a warning at about 4 KiB: a path near PATH_MAX arrives cut, without its reason.
+ */
+function unreadDirectory(warning: string): string[] {
+  const prefix = "could not open directory '";
+  if (!warning.startsWith(prefix)) return [];
+  const rest = warning.slice(prefix.length);
+  const end = rest.lastIndexOf("': ");
+  return [end < 0 ? `${rest}... (path cut by git)` : `${rest.slice(0, end)} (${rest.slice(end + 3)})`];
+}
+
 const isGitignore = (path: string): boolean => path === '.gitignore' || path.endsWith('/.gitignore');
+
+/** The files whose rules decide what a snapshot holds: always in it themselves (see `ignoredRuleFiles`). */
+const isRuleFile = (path: string): boolean => isGitignore(path) || isSearchIgnoreFile(path);
+
+const RULE_FILE_PATHSPECS = ['.gitignore', '.ignore', '.rgignore'].map((name) => `:(glob)**/${name}`);
+
+function withoutRuleFiles(paths: Set<string>): Set<string> {
+  for (const path of paths) if (isRuleFile(path)) paths.delete(path);
+  return paths;
+}
 
 const parentOf = (path: string): string => path.slice(0, Math.max(path.lastIndexOf('/'), 0));
 
-const fromBytes = (path: string): string => Buffer.from(path, 'latin1').toString('utf8');
+/** Whether a byte-string path is valid UTF-8, so that it survives as text. */
+const isText = (path: string): boolean => asBytes(fromBytes(path)) === path;
+
+/** A byte-string path as text (a byte that is not UTF-8 shows as U+FFFD). */
+export const fromBytes = (path: string): string => Buffer.from(path, 'latin1').toString('utf8');
 
 /**
  * lstat of each path, read synchronously (a tenth of the cost of the asynchronous call for small

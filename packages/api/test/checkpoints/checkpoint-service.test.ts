@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, realpathSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,10 +8,10 @@ import type { RunRecord } from '../../src/db/run-repository.js';
 
 const quiet = { warn: () => undefined };
 
-function fixture() {
+function fixture(gitMemoryBytes?: number) {
   const workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-ckpt-wd-')));
   const root = mkdtempSync(join(tmpdir(), 'mada-ckpt-root-'));
-  const service = new CheckpointService({ root, maxFileBytes: 1024 * 1024, excludedPaths: [], log: quiet });
+  const service = new CheckpointService({ root, maxFileBytes: 1024 * 1024, excludedPaths: [], log: quiet, ...(gitMemoryBytes === undefined ? {} : { gitMemoryBytes }) });
   return { workingDir, root, service };
 }
 
@@ -74,5 +74,19 @@ describe('checkpoints of runs', () => {
       expect(files.every((file) => file.change === 'added' && /^new\d\.txt$/.test(file.path))).toBe(true);
       expect(files.map((file) => file.path)).toContain(`new${ids.indexOf(id)}.txt`);
     }
+  });
+
+  it('fail a snapshot, with the reason, rather than let git read a huge sparse .gitignore into the service host’s memory', async () => {
+    // The cap is lowered for the test; a run's `truncate -s 50G .gitignore` meets the default one.
+    const { workingDir, service } = fixture(256 * 1024 * 1024);
+    writeFileSync(join(workingDir, 'a.txt'), 'before\n');
+    const id = '55555555-5555-4555-8555-555555555555';
+    const checkpoint = service.forRun(id, workingDir);
+    await checkpoint.beforeModify();
+    writeFileSync(join(workingDir, '.gitignore'), '');
+    truncateSync(join(workingDir, '.gitignore'), 512 * 1024 * 1024);
+    await checkpoint.finish();
+    await expect(service.changes(runRecord(id, workingDir, 'succeeded'))).rejects.toThrow(/^No checkpoint for this run: the snapshot at the end of the run failed: git [a-z-]+ failed \(128\): fatal: Out of memory/);
+    rmSync(workingDir, { recursive: true, force: true });
   });
 });

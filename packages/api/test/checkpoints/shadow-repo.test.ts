@@ -127,6 +127,17 @@ describe('what a snapshot holds', () => {
     ]);
   });
 
+  it('stores files byte for byte, whatever encoding or line-ending conversion a .gitattributes asks for', async () => {
+    // An encoding git cannot convert from would fail every snapshot (no undo); a conversion it
+    // can do would store, and restore, other bytes than the file's.
+    writeFileSync(join(workingDir, '.gitattributes'), '*.txt text eol=crlf working-tree-encoding=UTF-16\n*.bin working-tree-encoding=NO-SUCH-ENCODING\n*.md ident\n');
+    const bytes = { 'odd.txt': Buffer.from([0xff, 0x0a, 0x41, 0x0d, 0x0a]), 'data.bin': Buffer.from('not utf-16\n'), 'id.md': Buffer.from('$Id$\n') };
+    for (const [name, content] of Object.entries(bytes)) writeFileSync(join(workingDir, name), content);
+    const { tree } = await shadow().snapshot(limits());
+    const gitDir = ShadowRepo.gitDirFor(root, workingDir);
+    for (const [name, content] of Object.entries(bytes)) expect(execFileSync('git', ['--git-dir', gitDir, 'cat-file', 'blob', `${tree}:${name}`])).toEqual(content);
+  });
+
   it('sees a file rewritten to the same size with its old modification time put back', async () => {
     writeFileSync(join(workingDir, 'a.txt'), 'aaaa\n');
     const { mtime } = statSync(join(workingDir, 'a.txt'));

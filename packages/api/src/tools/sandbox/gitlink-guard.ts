@@ -31,6 +31,8 @@ const readSmall = (path: string): string | undefined => readRegularFileSync(path
 interface Watched {
   tree: string;
   gitDir: string;
+  /** Where `gitDir` led before the command: the index is read and written only while it still does. */
+  realGitDir: string;
   index: string;
   fingerprint: string | undefined;
   /** undefined: no index, or one this code cannot read. */
@@ -95,7 +97,10 @@ function registeredSubmodules(tree: string): Set<string> {
 export interface GitlinkReport {
   /** `<index>: <path>` for each gitlink taken out of an index. */
   removed: string[];
-  /** Indexes moved aside because this code could not read them after the command changed them. */
+  /**
+   * Indexes moved aside because this code could not read them after the command changed them, and
+   * `<index> (could not be checked: <why>)` for those left as they were (a `.git` replaced by a link).
+   */
   unreadable: string[];
   /** Repositories whose HEAD moved in the same command: a commit made then still holds the gitlink. */
   headMoved: string[];
@@ -114,16 +119,13 @@ export class GitlinkGuard {
    */
   static take(cwd: string, sandbox: PathSandbox): GitlinkGuard {
     const now = Date.now();
-    const writable = repositoriesAround(cwd, sandbox.roots).filter(({ gitDir }) => {
-      try {
-        return sandbox.contains(realpathSync(gitDir));
-      } catch {
-        return false;
-      }
+    const writable = repositoriesAround(cwd, sandbox.roots).flatMap(({ tree, gitDir }) => {
+      const realGitDir = realPath(gitDir);
+      return realGitDir !== undefined && sandbox.contains(realGitDir) ? [{ tree, gitDir, realGitDir }] : [];
     });
-    const watched = writable.map(({ tree, gitDir }) => {
+    const watched = writable.map(({ tree, gitDir, realGitDir }) => {
       const index = join(gitDir, 'index');
-      return { tree, gitDir, index, ...gitlinksAt(gitDir, index, now), head: headState(gitDir) };
+      return { tree, gitDir, realGitDir, index, ...gitlinksAt(gitDir, index, now), head: headState(gitDir) };
     });
     return new GitlinkGuard(watched, now);
   }
@@ -142,6 +144,10 @@ export class GitlinkGuard {
   }
 
   private checkOne(w: Watched, report: GitlinkReport): void {
+    // The command may have moved `.git` away and left a link to another repository in its place
+    // (outside the allowed paths, with the same config and hooks so that nothing else noticed):
+    // its index is the user's elsewhere, not one this command could write.
+    if (realPath(w.gitDir) !== w.realGitDir) throw new Error(`${w.gitDir} no longer leads to the repository it was before the command; left as it is`);
     const stat = fingerprintOf(w.index);
     if (stat === undefined) return;
     // Unchanged, and changed before the command started by more than a tick: nothing to read.
@@ -175,6 +181,14 @@ export class GitlinkGuard {
   }
 }
 
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The tool result's line for a report, in the style of the protected-file restore; empty when nothing happened. */
 export function gitlinkNotes(report: GitlinkReport): string[] {
   const notes: string[] = [];
@@ -185,7 +199,7 @@ export function gitlinkNotes(report: GitlinkReport): string[] {
     notes.push(`[HEAD moved in the same command: a commit made then still holds the gitlink (${report.headMoved.join(', ')}); a checkout or reset of it brings it back]`);
   }
   if (report.unreadable.length > 0) {
-    notes.push(`[git indexes were changed into a form that cannot be checked and have been moved aside (<index>.unchecked): ${report.unreadable.join(', ')}]`);
+    notes.push(`[git indexes the command changed could not be checked (one in a form this code cannot read was moved aside to <index>.unchecked): ${report.unreadable.join(', ')}]`);
   }
   return notes;
 }

@@ -1,5 +1,6 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { walkToParent } from '../../util/held-dir.js';
 
 /** What a protected path was before a command ran. */
 type Entry =
@@ -46,18 +47,51 @@ function walk(path: string, out: Map<string, Entry>): void {
   for (const name of readdirSync(path)) walk(join(path, name), out);
 }
 
+/**
+ * Puts `entry` back at `path` (a real path, see `take`) through held directories: the command may
+ * have swapped `.git` for a link to a directory outside, and a path handed to the kernel whole
+ * would delete and write there, as the service. A link or file found where a directory stood is
+ * replaced by a directory (it was made after the real path was taken), a missing one made.
+ */
 function put(path: string, entry: Entry): void {
   if (entry.kind === 'file' && entry.content === undefined) throw new Error('too large to keep a copy');
-  rmSync(path, { recursive: true, force: true });
-  if (entry.kind === 'absent') return;
-  mkdirSync(dirname(path), { recursive: true });
-  if (entry.kind === 'dir') mkdirSync(path, { mode: entry.mode });
-  if (entry.kind === 'link') symlinkSync(entry.target, path);
-  if (entry.kind === 'file' && entry.content !== undefined) {
-    writeFileSync(path, entry.content, { mode: entry.mode });
-    chmodSync(path, entry.mode);
+  const walked = walkToParent('/', path.slice(1), true);
+  if (!('dir' in walked)) return; // never with `make`
+  const { dir, name } = walked;
+  try {
+    rmSync(dir.entry(name), { recursive: true, force: true });
+    if (entry.kind === 'dir') mkdirSync(dir.entry(name), { mode: entry.mode });
+    if (entry.kind === 'link') symlinkSync(entry.target, dir.entry(name));
+    if (entry.kind === 'dir' || entry.kind === 'file') {
+      const flags = entry.kind === 'dir' ? constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW : constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+      const fd = openSync(dir.entry(name), flags, entry.mode);
+      try {
+        if (entry.kind === 'file' && entry.content !== undefined) writeAll(fd, entry.content);
+        fchmodSync(fd, entry.mode);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } finally {
+    dir.close();
   }
-  if (entry.kind === 'dir') chmodSync(path, entry.mode);
+}
+
+function writeAll(fd: number, content: Buffer): void {
+  for (let written = 0; written < content.length; ) written += writeSync(fd, content, written, content.length - written);
+}
+
+/**
+ * The path with its directory resolved (each protected path as the kernel will find it): with no
+ * link left on the way, any link `put` meets later was put there since. A directory that does not
+ * exist yet leaves the path as it is.
+ */
+function realParent(path: string): string {
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
 }
 
 /**
@@ -71,7 +105,7 @@ export class ProtectedSnapshot {
 
   static take(paths: readonly string[]): ProtectedSnapshot {
     const before = new Map<string, Entry>();
-    for (const path of paths) walk(path, before);
+    for (const path of paths) walk(realParent(path), before);
     return new ProtectedSnapshot(before);
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ToolSettings } from '../../../../src/tools/tool.js';
@@ -99,6 +99,9 @@ function hostListener(address: { port: number; host: string } | { path: string }
   server.listen(address);
   return () => server.close();
 }
+/** What the index of a repository outside the allowed paths held before a case (by arena root). */
+const outsideIndexes = new Map<string, Buffer>();
+
 /** `vendor/lib`: a repository of its own with one commit, added to the project's index as a gitlink. */
 function embeddedRepository(arena: Arena): string {
   const lib = join(arena.root, 'vendor', 'lib');
@@ -253,6 +256,40 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     name: 'python creates a new hook and a commondir',
     tool: 'bash',
     args: () => ({ command: `python3 -c "import os\nfor p in ['.git/hooks/post-checkout', '.git/commondir']:\n    try:\n        open(p, 'w').write('#!/bin/sh\\\\ntouch /tmp/${MARKER}-pwned\\\\n'); os.chmod(p, 0o755)\n    except OSError as e:\n        print(p, e)"` }),
+  },
+  // The service puts changed protected files back after the command, outside the sandbox: the
+  // command moves `.git` away and leaves a link to a directory outside in its place, where the
+  // restore would delete and write `config` and `hooks` as the service.
+  {
+    name: 'python swaps .git for a link to a directory outside, for the protected-file restore to write through',
+    tool: 'bash',
+    args: (a) => python(`import os\nos.rename('.git', '.git-moved')\nos.symlink('${a.outside}', '.git')\nprint(sorted(os.listdir('.git')))`),
+    setup: (a) => {
+      writeFileSync(join(a.root, '.git/hooks/pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    },
+  },
+  // The same swap, to another repository of the user's outside the allowed paths whose config
+  // and hooks match (nothing for the protected-file restore to see): the gitlink guard, reading
+  // the index after the command, would take that repository's submodule out of its index.
+  {
+    name: "python swaps .git for a link to another repository outside, for the gitlink guard to rewrite that one's index",
+    tool: 'bash',
+    setup: (a) => {
+      const other = join(a.outside, 'other');
+      mkdirSync(other);
+      execFileSync('git', ['init', '-q', other], { stdio: 'ignore' });
+      embeddedRepository({ ...a, root: other });
+      cpSync(join(a.root, '.git', 'config'), join(other, '.git', 'config'));
+      rmSync(join(other, '.git', 'hooks'), { recursive: true, force: true });
+      cpSync(join(a.root, '.git', 'hooks'), join(other, '.git', 'hooks'), { recursive: true });
+      outsideIndexes.set(a.root, readFileSync(join(other, '.git', 'index')));
+    },
+    args: (a) => python(`import os\nos.rename('.git', '.git-moved')\nos.symlink('${a.outside}/other/.git', '.git')`),
+    afterwards: (a) => {
+      if (!readFileSync(join(a.outside, 'other', '.git', 'index')).equals(outsideIndexes.get(a.root) ?? Buffer.alloc(0))) {
+        throw new Error('the index of a repository outside the allowed paths was rewritten');
+      }
+    },
   },
   {
     name: 'a symlink to DATA_DIR made inside the work tree',
