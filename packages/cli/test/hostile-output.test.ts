@@ -83,6 +83,24 @@ describe('text from a hostile working directory on a real terminal', () => {
     expect(existsSync(join(workspace, 'victim.txt'))).toBe(false);
   });
 
+  it('says so when the command to approve is taller than the screen, so a harmless tail cannot stand for it', async () => {
+    writeFileSync(join(workspace, 'kept.txt'), 'x');
+    // Plain spaces pass every check on the service; 6000 of them push `rm` off a 40-row screen.
+    running.model.push(scripted.toolCalls({ name: 'bash', arguments: { command: `rm -f kept.txt;${' '.repeat(6000)}ls -la` } }), scripted.text('Kept it.'));
+    const terminal = chat();
+    await terminal.waitFor(/mada \[default\] ›/);
+    terminal.type('tidy up');
+    terminal.keys('Enter');
+    await terminal.waitFor('Allow? [y]es / [n]o / [a]lways');
+    const visible = terminal.visible();
+    expect(visible).not.toContain('rm -f kept.txt');
+    expect(visible).toMatch(/The call takes \d+ lines, more than the screen shows: scroll up to read all of it before you answer\.\nAllow\?/);
+    terminal.type('n');
+    terminal.keys('Enter');
+    await terminal.waitFor(/Kept it\.[\s\S]*mada \[default\] ›/);
+    expect(existsSync(join(workspace, 'kept.txt'))).toBe(true);
+  });
+
   // With NO_COLOR the answer is printed as the agent wrote it, not through the markdown renderer.
   it.each([
     ['rendered as markdown', {}],

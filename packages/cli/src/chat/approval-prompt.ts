@@ -45,8 +45,15 @@ export function describeCall(frame: Pick<ApprovalRequestedEvent, 'tool' | 'args'
 export function approvalPrompt(deps: ApprovalPromptDeps): ApprovalHandler {
   return async (frame) => {
     const { terminal } = deps;
-    terminal.print(`${terminal.style('yellow', 'Approval needed')} ${describeCall(frame)}`);
+    const call = describeCall(frame);
+    terminal.print(`${terminal.style('yellow', 'Approval needed')} ${call}`);
     terminal.print(terminal.style('dim', `  ${safeText(frame.reason)} · expires ${new Date(frame.expires_at).toLocaleTimeString()}`));
+    // Blank lines or a long run of spaces can push the start of a call out of sight, leaving a
+    // harmless tail above the question; the user is told when part of it is off the screen.
+    const height = terminal.rowsFor(`Approval needed ${call}`);
+    if (terminal.rows !== undefined && height + 2 > terminal.rows) {
+      terminal.print(terminal.style('yellow', `The call takes ${height} lines, more than the screen shows: scroll up to read all of it before you answer.`));
+    }
     const stillPending = new AbortController();
     const watching = watchPending(deps, frame.approval_id, stillPending);
     let decision: ApprovalDecision;

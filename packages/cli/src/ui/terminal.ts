@@ -4,7 +4,7 @@ import { safeJson, safeOutput, safeText } from './safe-text.js';
 type Format = Parameters<typeof styleText>[0];
 
 export interface TerminalStreams {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
 }
@@ -31,6 +31,16 @@ export class Terminal {
 
   get columns(): number {
     return this.streams.stdout.columns ?? 80;
+  }
+
+  /** The screen's height; undefined when output is not a terminal (nothing scrolls out of sight). */
+  get rows(): number | undefined {
+    return this.streams.stdout.isTTY ? this.streams.stdout.rows : undefined;
+  }
+
+  /** How many screen rows `text` takes once wrapped (a character counted as one column). */
+  rowsFor(text: string): number {
+    return text.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / this.columns)), 0);
   }
 
   style(format: Format, text: string): string {
