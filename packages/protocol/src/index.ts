@@ -5,3 +5,4 @@ export * from './conversations.js';
 export * from './runs.js';
 export * from './approvals.js';
 export * from './checkpoints.js';
+export * from './invisible-text.js';

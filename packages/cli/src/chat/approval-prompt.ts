@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApprovalRequestedEvent, type ApprovalDecision } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, RequestCancelledError } from '../api/errors.js';
+import { exactText, safeText } from '../ui/safe-text.js';
 import type { Terminal } from '../ui/terminal.js';
 import type { TurnEvent } from './event-loop.js';
 
@@ -25,11 +26,14 @@ class AnsweredElsewhere extends Error {}
 /** What a chat transport calls with each `approval_requested` frame: resolves once it is answered. */
 export type ApprovalHandler = (frame: ApprovalRequestedEvent) => Promise<void>;
 
-/** The tool and its arguments as one readable line. */
+/**
+ * The tool and its arguments as one readable line, exactly: controls and invisible characters are
+ * shown, never obeyed, so a command cannot pass for another one on screen.
+ */
 export function describeCall(frame: Pick<ApprovalRequestedEvent, 'tool' | 'args'>): string {
   const command = frame.args.command;
-  if (typeof command === 'string') return `${frame.tool}: ${command}`;
-  return `${frame.tool} ${JSON.stringify(frame.args)}`;
+  if (typeof command === 'string') return exactText(`${frame.tool}: ${command}`);
+  return exactText(`${frame.tool} ${JSON.stringify(frame.args)}`);
 }
 
 /**
@@ -41,8 +45,15 @@ export function describeCall(frame: Pick<ApprovalRequestedEvent, 'tool' | 'args'
 export function approvalPrompt(deps: ApprovalPromptDeps): ApprovalHandler {
   return async (frame) => {
     const { terminal } = deps;
-    terminal.print(`${terminal.style('yellow', 'Approval needed')} ${describeCall(frame)}`);
-    terminal.print(terminal.style('dim', `  ${frame.reason} · expires ${new Date(frame.expires_at).toLocaleTimeString()}`));
+    const call = describeCall(frame);
+    terminal.print(`${terminal.style('yellow', 'Approval needed')} ${call}`);
+    terminal.print(terminal.style('dim', `  ${safeText(frame.reason)} · expires ${new Date(frame.expires_at).toLocaleTimeString()}`));
+    // Blank lines or a long run of spaces can push the start of a call out of sight, leaving a
+    // harmless tail above the question; the user is told when part of it is off the screen.
+    const height = terminal.rowsFor(`Approval needed ${call}`);
+    if (terminal.rows !== undefined && height + 2 > terminal.rows) {
+      terminal.print(terminal.style('yellow', `The call takes ${height} lines, more than the screen shows: scroll up to read all of it before you answer.`));
+    }
     const stillPending = new AbortController();
     const watching = watchPending(deps, frame.approval_id, stillPending);
     let decision: ApprovalDecision;

@@ -8,6 +8,8 @@ import { RequestCancelledError } from '../api/errors.js';
 import { explainFailure } from '../api/explain.js';
 import { expandHome } from '../config/home.js';
 import { CliError, EXIT_ERROR, EXIT_OK } from '../errors.js';
+import { safeText } from '../ui/safe-text.js';
+import { clip } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { createCompleter } from './completer.js';
 import { HISTORY_SIZE, HistoryFile } from './history.js';
@@ -64,11 +66,6 @@ function isDirectory(path: string): boolean {
 
 /** How many of the latest messages a resumed session reads to show where it left off. */
 const RECENT_PAGE = 20;
-
-const preview = (text: string, max = 100): string => {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-};
 
 /** The interactive chat: one conversation at a time, one turn per line. */
 export class Chat {
@@ -155,10 +152,10 @@ export class Chat {
     const recent = await client.recentMessages(conversation.id, RECENT_PAGE);
     const visible = recent.messages.filter((message) => !message.is_summary || message.role === 'summary');
     const count = `${visible.length}${recent.has_more ? '+' : ''}`;
-    const heading = `${conversation.title ?? '(untitled)'} · ${count} messages · ${conversation.total_tokens} tokens`;
+    const heading = `${safeText(conversation.title ?? '(untitled)')} · ${count} messages · ${conversation.total_tokens} tokens`;
     terminal.print(terminal.style('dim', heading));
     for (const message of visible.slice(-2)) {
-      terminal.print(terminal.style('dim', `  ${message.role}: ${preview(message.content)}`));
+      terminal.print(terminal.style('dim', `  ${message.role}: ${clip(message.content, 100)}`));
     }
   }
 

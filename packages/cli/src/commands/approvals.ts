@@ -2,6 +2,7 @@ import type { ApprovalDecision, ApprovalResponse } from '@mada/protocol';
 import { describeCall } from '../chat/approval-prompt.js';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
+import { safeText } from '../ui/safe-text.js';
 import type { Terminal } from '../ui/terminal.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
@@ -18,7 +19,7 @@ export async function approvalsCommand(flags: ApprovalsFlags, terminal: Terminal
   const { values } = resolveSettings(apiFlag(flags));
   const list = await clientFor(values).listApprovals('pending');
   if (flags.json) {
-    terminal.print(JSON.stringify(list, null, 2));
+    terminal.printJson(list);
     return EXIT_OK;
   }
   if (list.approvals.length === 0) {
@@ -27,7 +28,7 @@ export async function approvalsCommand(flags: ApprovalsFlags, terminal: Terminal
   }
   for (const approval of list.approvals) {
     terminal.print(`${terminal.style('bold', approval.id)}  ${describeCall(approval)}`);
-    terminal.print(terminal.style('dim', `  run ${approval.run_id} · ${approval.reason} · expires ${new Date(approval.expires_at).toLocaleString()}`));
+    terminal.print(terminal.style('dim', `  run ${approval.run_id} · ${safeText(approval.reason)} · expires ${new Date(approval.expires_at).toLocaleString()}`));
   }
   terminal.print(terminal.style('dim', `${list.total} waiting · answer with: mada approve <id> [--always] or mada deny <id> [message]`));
   return EXIT_OK;

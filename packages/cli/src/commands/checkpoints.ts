@@ -2,6 +2,7 @@ import type { RunChangesResponse } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
+import { safeText } from '../ui/safe-text.js';
 import type { Terminal } from '../ui/terminal.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
@@ -25,9 +26,9 @@ export function printChanges(changes: RunChangesResponse, terminal: Terminal): v
     terminal.print('The run changed no files.');
     return;
   }
-  for (const file of changes.files) terminal.print(`${file.change.padEnd(8)} ${file.path} (+${file.additions} -${file.deletions})`);
+  for (const file of changes.files) terminal.print(`${file.change.padEnd(8)} ${safeText(file.path)} (+${file.additions} -${file.deletions})`);
   terminal.print('');
-  for (const line of changes.diff.replace(/\n$/, '').split('\n')) terminal.print(paint(line, terminal));
+  for (const line of changes.diff.replace(/\n$/, '').split('\n')) terminal.print(paint(safeText(line), terminal));
 }
 
 export function printReverted(reverted: readonly string[], terminal: Terminal): void {

@@ -37,7 +37,7 @@ export function configCommand(flags: ConfigFlags, terminal: Terminal): number {
   });
   if (flags.json) {
     const settings = Object.fromEntries(entries.map(({ key, value, source }) => [key, { value, source }]));
-    terminal.print(JSON.stringify({ file: file.path, file_found: file.found, settings }, null, 2));
+    terminal.printJson({ file: file.path, file_found: file.found, settings });
     return EXIT_OK;
   }
   const state = file.found ? '' : terminal.style('dim', ' (not found; `mada config --init` writes one)');

@@ -20,7 +20,7 @@ export async function runsCommand(flags: RunsFlags, terminal: Terminal): Promise
   const { values } = resolveSettings(apiFlag(flags));
   const list = await clientFor(values).listRuns(flags.limit, flags.status);
   if (flags.json) {
-    terminal.print(JSON.stringify(list, null, 2));
+    terminal.printJson(list);
     return EXIT_OK;
   }
   if (list.runs.length === 0) {

@@ -26,7 +26,7 @@ export async function sessionsCommand(flags: SessionsFlags, terminal: Terminal):
   const { values } = resolveSettings(apiFlag(flags));
   const list = await clientFor(values).listConversations(flags.limit);
   if (flags.json) {
-    terminal.print(JSON.stringify(list, null, 2));
+    terminal.printJson(list);
     return EXIT_OK;
   }
   if (list.conversations.length === 0) {

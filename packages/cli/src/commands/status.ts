@@ -57,7 +57,7 @@ function printReport(report: StatusReport, terminal: Terminal): void {
 /** `mada status`: is the service there, is it healthy, which agents does it offer. */
 export async function statusCommand(flags: StatusFlags, terminal: Terminal): Promise<number> {
   const report = await gather(flags);
-  if (flags.json) terminal.print(JSON.stringify(report, null, 2));
+  if (flags.json) terminal.printJson(report);
   else {
     printReport(report, terminal);
     if (report.error) terminal.error(report.error.message, report.error.hint);

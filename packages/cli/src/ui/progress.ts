@@ -1,10 +1,12 @@
 import ora, { type Ora } from 'ora';
 import type { Terminal } from './terminal.js';
+import { safeText } from './safe-text.js';
 import { toolLabel } from './tool-label.js';
 
 /**
  * Progress of one run as it happens: a spinner naming the running tool on a rich terminal, one
- * line per step on a plain one. Each finished tool leaves a line with its result.
+ * line per step on a plain one. Each finished tool leaves a line with its result. The spinner
+ * writes to the terminal by itself, so every text from the service is cleaned here.
  */
 export class TurnProgress {
   private spinner: Ora | undefined;
@@ -30,17 +32,18 @@ export class TurnProgress {
 
   toolDone(tool: string, summary: string): void {
     const index = this.running.findIndex((entry) => entry.tool === tool);
-    const label = index >= 0 ? this.running.splice(index, 1)[0]!.label : tool;
-    const result = summary.replace(/\s+/g, ' ').trim() || 'done';
+    const label = index >= 0 ? this.running.splice(index, 1)[0]!.label : safeText(tool);
+    const result = safeText(summary).replace(/\s+/g, ' ').trim() || 'done';
     if (!this.spinner) {
-      this.terminal.print(`✓ ${tool}: ${result}`);
+      this.terminal.print(`✓ ${safeText(tool)}: ${result}`);
       return;
     }
     this.spinner.stopAndPersist({ symbol: this.terminal.style('green', '✔'), text: `${label} ${this.terminal.style('dim', `· ${result}`)}` });
     this.spinner.start(this.running.at(-1)?.label ?? 'Working…');
   }
 
-  thinking(message: string): void {
+  thinking(said: string): void {
+    const message = safeText(said);
     if (!this.spinner) {
       this.terminal.print(`… ${message}`);
       return;

@@ -1,7 +1,10 @@
+import { safeText } from './safe-text.js';
 import type { Terminal } from './terminal.js';
 
 /** Columns padded to their widest cell, the header in bold; `rightAligned` holds numeric columns. */
-export function printTable(rows: string[][], terminal: Terminal, rightAligned: ReadonlySet<number> = new Set()): void {
+export function printTable(table: string[][], terminal: Terminal, rightAligned: ReadonlySet<number> = new Set()): void {
+  // Cells quote the service (titles, prompts); cleaned first, so the padding counts what is shown.
+  const rows = table.map((cells) => cells.map(safeText));
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
   rows.forEach((cells, index) => {
     const line = cells
@@ -22,6 +25,6 @@ export function when(iso: string): string {
 
 /** One line of at most `max` characters, an ellipsis marking a cut. */
 export function clip(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim();
+  const line = safeText(text).replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -1,9 +1,10 @@
 import { styleText } from 'node:util';
+import { safeJson, safeOutput, safeText } from './safe-text.js';
 
 type Format = Parameters<typeof styleText>[0];
 
 export interface TerminalStreams {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
 }
@@ -32,23 +33,43 @@ export class Terminal {
     return this.streams.stdout.columns ?? 80;
   }
 
+  /** The screen's height; undefined when output is not a terminal (nothing scrolls out of sight). */
+  get rows(): number | undefined {
+    return this.streams.stdout.isTTY ? this.streams.stdout.rows : undefined;
+  }
+
+  /** How many screen rows `text` takes once wrapped (a character counted as one column). */
+  rowsFor(text: string): number {
+    return text.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / this.columns)), 0);
+  }
+
   style(format: Format, text: string): string {
     return this.rich ? styleText(format, text) : text;
   }
 
+  /**
+   * Every line goes through the output guard: callers clean the service text they style (with
+   * safeText), and whatever they missed still cannot do more than colour.
+   */
   print(text = ''): void {
-    this.streams.stdout.write(`${text}\n`);
+    this.streams.stdout.write(`${safeOutput(text)}\n`);
   }
 
-  /** A failure as one line: what went wrong, then what to do about it. */
+  /** A value for scripts (`--json`): exact, and safe to show on a terminal. */
+  printJson(value: unknown): void {
+    this.streams.stdout.write(`${safeJson(value)}\n`);
+  }
+
+  /** A failure as one line: what went wrong, then what to do about it. Both may quote the service. */
   error(message: string, hint?: string): void {
     const paint = (format: Format, text: string): string => (this.richErrors ? styleText(format, text) : text);
-    const advice = hint ? paint('dim', `; ${hint}`) : '';
-    this.streams.stderr.write(`${paint('red', 'mada:')} ${message}${advice}\n`);
+    const advice = hint ? paint('dim', `; ${safeText(hint)}`) : '';
+    this.streams.stderr.write(`${paint('red', 'mada:')} ${safeText(message)}${advice}\n`);
   }
 
   notice(message: string): void {
-    const text = this.richErrors ? styleText('yellow', message) : message;
+    const clean = safeText(message);
+    const text = this.richErrors ? styleText('yellow', clean) : clean;
     this.streams.stderr.write(`${text}\n`);
   }
 }

@@ -1,4 +1,5 @@
 import { isAbsolute, relative } from 'node:path';
+import { safeText } from './safe-text.js';
 
 /** The argument that says what a tool call is about, per the `tool_start` args table of docs/api.md. */
 const KEY_ARGUMENT: Record<string, string> = {
@@ -35,8 +36,9 @@ function keyArgument(tool: string, args: Record<string, unknown>, workingDir: st
   return name !== undefined && PATH_ARGUMENTS.has(name) ? displayPath(value, workingDir) : value;
 }
 
-/** `read_file src/app.ts`: the tool and its key argument, fit for one line. */
+/** `read_file src/app.ts`: the tool and its key argument, fit for one line; both came from the model. */
 export function toolLabel(tool: string, args: Record<string, unknown>, workingDir: string, width = 80): string {
+  const name = safeText(tool);
   const argument = keyArgument(tool, args, workingDir);
-  return argument === undefined ? tool : `${tool} ${shorten(argument, Math.max(10, width - tool.length - 8))}`;
+  return argument === undefined ? name : `${name} ${shorten(safeText(argument), Math.max(10, width - name.length - 8))}`;
 }

@@ -49,6 +49,21 @@ export class TmuxTerminal {
     return this.capture();
   }
 
+  /** Lets programs write the clipboard with OSC 52, as many terminals do: tmux keeps it as a paste buffer. */
+  acceptClipboardWrites(): void {
+    this.tmux('set-option', '-g', 'set-clipboard', 'on');
+  }
+
+  /** What programs wrote to the clipboard (OSC 52), one buffer per write. */
+  clipboard(): string {
+    return this.tmux('list-buffers', '-F', '#{buffer_sample}');
+  }
+
+  /** The window title as programs set it (OSC 0 and 2). */
+  title(): string {
+    return this.tmux('display-message', '-p', '#{pane_title}').trim();
+  }
+
   /** Waits until the screen matches; fails with the screen shown. */
   async waitFor(expected: string | RegExp, timeoutMs = 15_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;

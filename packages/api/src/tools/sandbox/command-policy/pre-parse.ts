@@ -1,3 +1,4 @@
+import { isInvisibleCharacter } from '@mada/protocol';
 import { refuse } from './refusal.js';
 import type { ShellToolName } from './plan.js';
 
@@ -5,26 +6,6 @@ export const MAX_COMMAND_BYTES = 8 * 1024;
 
 /** C0 controls except tab and newline, DEL, and the C1 block. */
 const isControl = (code: number): boolean => (code <= 0x1f && code !== 0x09 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f);
-
-// Characters a reader cannot see or that reorder what they see: format characters (bidi
-// overrides, zero-width joiners, BOM, tags), private-use, unassigned and lone surrogates, line and
-// paragraph separators, and every space that is not U+0020 (bash does not split on them).
-const INVISIBLE_CATEGORY = /[\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-/** Marks and letters that render as nothing: grapheme joiner, Hangul fillers, variation selectors. */
-const INVISIBLE_RANGES: [number, number][] = [
-  [0x034f, 0x034f],
-  [0x115f, 0x1160],
-  [0x17b4, 0x17b5],
-  [0x180b, 0x180f],
-  [0x3164, 0x3164],
-  [0xffa0, 0xffa0],
-  [0xfe00, 0xfe0f],
-  [0xe0100, 0xe01ef],
-];
-
-const isInvisible = (char: string, code: number): boolean =>
-  (char !== ' ' && INVISIBLE_CATEGORY.test(char)) || INVISIBLE_RANGES.some(([low, high]) => code >= low && code <= high);
 
 function findCharacter(text: string, test: (char: string, code: number) => boolean): string | undefined {
   for (const char of text) if (test(char, char.codePointAt(0) ?? 0)) return char;
@@ -41,7 +22,7 @@ export function checkCommandText(command: string, tool: ShellToolName): string {
   if (Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES) refuse(`the command is longer than ${MAX_COMMAND_BYTES / 1024} KiB`);
   const control = findCharacter(command, (_char, code) => isControl(code));
   if (control !== undefined) refuse(`control character ${describe(control)} in the command`);
-  const invisible = findCharacter(command, isInvisible);
+  const invisible = findCharacter(command, isInvisibleCharacter);
   if (invisible !== undefined) refuse(`invisible or bidirectional Unicode character ${describe(invisible)} in the command`);
   if (/\\\r?\n/.test(command)) refuse('backslash-newline line continuation');
   const trimmed = command.trim();
