@@ -102,7 +102,7 @@ describe('mada attach', () => {
       scripted.chunks('The notes ', 'say ', scripted.until(gate), 'the answer ', 'is ', '42.'),
     );
     const run = await startRun('what do the notes say?');
-    proxy = await startCuttingProxy(running.service.url, 3, 400);
+    proxy = await startCuttingProxy(running.service.url, 3, 150);
     const attached = mada(['attach', run.id], proxy.url);
     // Part of the run is stored and the client is reading it; the rest arrives live.
     await waitForRun(run.id, (current) => current.last_event_id >= 5);
