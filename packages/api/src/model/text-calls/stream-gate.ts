@@ -20,18 +20,23 @@ const THINK_OPENINGS = THINK_BLOCKS.map((block) => block.open);
 interface Marker {
   text: string;
   think: boolean;
+  /** The code of its second character: most characters that start a marker are not followed by it. */
+  second: number;
 }
+
+const toMarker = (text: string, think: boolean): Marker => ({ text, think, second: text.charCodeAt(1) });
 
 /**
  * Markers by the code of their first character (all ASCII), reasoning openings first: at one
  * position a reasoning opening wins over a call marker. A character with no entry cannot start a
  * marker, so most of an answer is passed over with one table look-up per character.
  */
-const MARKERS: readonly Marker[] = [...THINK_OPENINGS.map((text) => ({ text, think: true })), ...CALL_MARKERS.map((text) => ({ text, think: false }))];
+const MARKERS: readonly Marker[] = [...THINK_OPENINGS.map((text) => toMarker(text, true)), ...CALL_MARKERS.map((text) => toMarker(text, false))];
 const BY_FIRST = new Array<readonly Marker[] | undefined>(128).fill(undefined);
 for (const marker of MARKERS) {
   const code = marker.text.charCodeAt(0);
   if (code >= 128) throw new Error(`A marker must start with an ASCII character: ${marker.text}`);
+  if (marker.text.length < 2) throw new Error(`A marker must be two characters at least: ${marker.text}`);
   BY_FIRST[code] = [...(BY_FIRST[code] ?? []), marker];
 }
 const LONGEST = Math.max(...MARKERS.map((m) => m.text.length));
@@ -118,7 +123,8 @@ export class StreamGate {
       const code = text.charCodeAt(i);
       const candidates = code < 128 ? BY_FIRST[code] : undefined;
       if (candidates === undefined) continue;
-      for (const marker of candidates) if (text.startsWith(marker.text, i)) return undefined;
+      const next = text.charCodeAt(i + 1);
+      for (const marker of candidates) if (next === marker.second && text.startsWith(marker.text, i)) return undefined;
       for (const marker of candidates) {
         if (text.length - i < marker.text.length && isPrefixAt(marker.text, text, i)) {
           this.pending = text.slice(i);
