@@ -123,7 +123,8 @@ export class StreamGate {
       const code = text.charCodeAt(i);
       const candidates = code < 128 ? BY_FIRST[code] : undefined;
       if (candidates === undefined) continue;
-      const next = text.charCodeAt(i + 1);
+      // Read within the text only: a read past its end costs optimised code a deoptimisation.
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : -1;
       for (const marker of candidates) if (next === marker.second && text.startsWith(marker.text, i)) return undefined;
       for (const marker of candidates) {
         if (text.length - i < marker.text.length && isPrefixAt(marker.text, text, i)) {
