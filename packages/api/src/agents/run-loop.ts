@@ -4,6 +4,7 @@ import {
   describeTool,
   describeToolsAsText,
   extractTextToolCalls,
+  ModelError,
   refusesTools,
   StreamGate,
   stripThinking,
@@ -194,19 +195,16 @@ export class RunLoop {
     const holding = this.holdsBack();
     let response: ModelResponse | undefined;
     const toolCalls: ModelToolCall[] = [];
-    // Appending builds a rope that is flattened once, at the scan below: cheaper per token than
-    // collecting the parts in an array and joining them.
-    let text = '';
     for await (const part of this.model.stream(prepared.request, signal)) {
       if (part.type === 'tool-call') toolCalls.push(part.call);
       else if (part.type === 'finish') response = part.response;
-      else {
-        text += part.text;
-        if (!holding) this.sendText(gate.push(part.text));
-      }
+      else if (!holding) this.sendText(gate.push(part.text));
     }
-    if (response !== undefined) this.countUsage(prepared, { ...response, text, toolCalls });
-    const turn = this.recognise({ text, toolCalls });
+    // The client keeps the whole text for the finish part: keeping a second copy here would
+    // double the per-token work of a long answer.
+    if (response === undefined) throw new ModelError('invalid-response', 'The model runtime stream ended without a finish');
+    this.countUsage(prepared, { ...response, toolCalls });
+    const turn = this.recognise({ text: response.text, toolCalls });
     if (turn.toolCalls.length === 0 && !this.holdsBack()) this.sendText(gate.finish());
     return turn;
   }

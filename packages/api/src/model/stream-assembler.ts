@@ -1,3 +1,4 @@
+import { AnswerText } from './answer-text.js';
 import { ModelError } from './errors.js';
 import { toFinishReason, toModelToolCall, toUsage, type SdkStreamPart } from './sdk-convert.js';
 import type { ModelStreamPart, ModelToolCall } from './types.js';
@@ -7,7 +8,7 @@ import type { ModelStreamPart, ModelToolCall } from './types.js';
  * Throws the error of an `error` part, for the client to map.
  */
 export class StreamAssembler {
-  private text = '';
+  private readonly text = new AnswerText();
   private readonly toolCalls: ModelToolCall[] = [];
 
   /** The part to hand to the consumer, or undefined for bookkeeping parts (starts, metadata). */
@@ -15,7 +16,7 @@ export class StreamAssembler {
     switch (part.type) {
       case 'text-delta':
         if (part.delta === '') return undefined;
-        this.text += part.delta;
+        this.text.add(part.delta);
         return { type: 'text', text: part.delta };
       case 'tool-call': {
         const call = toModelToolCall(part);
@@ -32,7 +33,7 @@ export class StreamAssembler {
         }
         return {
           type: 'finish',
-          response: { text: this.text, toolCalls: [...this.toolCalls], finishReason: toFinishReason(part.finishReason), usage: toUsage(part.usage) },
+          response: { text: this.text.toString(), toolCalls: [...this.toolCalls], finishReason: toFinishReason(part.finishReason), usage: toUsage(part.usage) },
         };
       default:
         return undefined;

@@ -148,6 +148,17 @@ describe.each<Provider>(['ollama', 'openai'])('model client on %s', (provider) =
       expect(parts.at(-1)).toMatchObject({ type: 'finish', response: { text: 'The file is short.', toolCalls: [], finishReason: 'stop' } });
     });
 
+    it('gives back a long answer of many small deltas whole and in order in the finish', async () => {
+      // Hundreds of tokens, as a small model streams a long answer: more than one block of the
+      // kept text, with characters outside ASCII and a last block left unfinished.
+      const deltas = Array.from({ length: 1000 }, (_, i) => (i % 7 === 0 ? `é${i}\u2581` : `t${i} `));
+      const { client } = await setup([scripted.chunks(...deltas)]);
+      const parts = await collect(client.stream(ask()));
+      expect(parts.filter((p) => p.type === 'text').map((p) => p.text)).toEqual(deltas);
+      const finish = parts.at(-1);
+      expect(finish?.type === 'finish' && finish.response.text).toBe(deltas.join(''));
+    });
+
     it('delivers the first delta while the runtime still holds back the rest', async () => {
       let release = (): void => undefined;
       const released = new Promise<void>((resolve) => (release = resolve));

@@ -16,6 +16,20 @@ describe('StreamGate', () => {
     expect(gate.push('s> and more')).toBe('<tools> and more');
   });
 
+  it('keeps back a newline or backtick ending a token only until the next token tells what it starts', () => {
+    const gate = new StreamGate();
+    expect(gate.push('Done.')).toBe('Done.');
+    expect(gate.push(' See\n')).toBe(' See');
+    expect(gate.push('- a')).toBe('\n- a');
+    expect(gate.push(' `x`')).toBe(' `x');
+    expect(gate.push(' `')).toBe('` ');
+    expect(gate.push('`')).toBe('');
+    expect(gate.push(' y')).toBe('`` y');
+    expect(gate.push('\n')).toBe('');
+    expect(gate.push('{"name": "read_file"}')).toBe('');
+    expect(gate.finish()).toBe('\n{"name": "read_file"}');
+  });
+
   it('holds everything from where a call may begin until the answer ends', () => {
     for (const marker of ['```json\n{}', '<tool_call>', '<function=x>', '<|python_tag|>', '[TOOL_CALLS]', '<\uFF5Ctool\u2581calls\u2581begin\uFF5C>', '\n{"a": 1}']) {
       const { live, rest } = run(['Before.', marker.slice(0, 3), marker.slice(3), ' after']);

@@ -20,18 +20,23 @@ const THINK_OPENINGS = THINK_BLOCKS.map((block) => block.open);
 interface Marker {
   text: string;
   think: boolean;
+  /** The code of its second character: most characters that start a marker are not followed by it. */
+  second: number;
 }
+
+const toMarker = (text: string, think: boolean): Marker => ({ text, think, second: text.charCodeAt(1) });
 
 /**
  * Markers by the code of their first character (all ASCII), reasoning openings first: at one
  * position a reasoning opening wins over a call marker. A character with no entry cannot start a
  * marker, so most of an answer is passed over with one table look-up per character.
  */
-const MARKERS: readonly Marker[] = [...THINK_OPENINGS.map((text) => ({ text, think: true })), ...CALL_MARKERS.map((text) => ({ text, think: false }))];
+const MARKERS: readonly Marker[] = [...THINK_OPENINGS.map((text) => toMarker(text, true)), ...CALL_MARKERS.map((text) => toMarker(text, false))];
 const BY_FIRST = new Array<readonly Marker[] | undefined>(128).fill(undefined);
 for (const marker of MARKERS) {
   const code = marker.text.charCodeAt(0);
   if (code >= 128) throw new Error(`A marker must start with an ASCII character: ${marker.text}`);
+  if (marker.text.length < 2) throw new Error(`A marker must be two characters at least: ${marker.text}`);
   BY_FIRST[code] = [...(BY_FIRST[code] ?? []), marker];
 }
 const LONGEST = Math.max(...MARKERS.map((m) => m.text.length));
@@ -74,43 +79,62 @@ export class StreamGate {
   private thinkClose: string | undefined;
   private afterThink = false;
   private started = false;
+  /**
+   * The answer has begun, outside reasoning and not held: the state nearly every token arrives
+   * in. Kept as one field so that the per-token check reads one field, not four.
+   */
+  private plain = false;
 
   /** The text that may go out now. */
   push(chunk: string): string {
+    if (this.plain) {
+      // The common case, checked in time proportional to the chunk alone.
+      if (this.pending === '') {
+        if (!mayStartMarker(chunk)) return chunk;
+        return this.passPlain(chunk) ?? this.general(chunk);
+      }
+      // A marker's possible beginning from the chunk before (a newline, a backtick) and this
+      // chunk are both short: one pass over the two decides them, as the general path would.
+      const text = this.pending + chunk;
+      return this.passPlain(text) ?? this.general(text);
+    }
     if (this.held !== undefined) {
       this.held.push(chunk);
       return '';
-    }
-    // The common case, checked in time proportional to the chunk alone.
-    if (this.pending === '' && this.started && this.thinkClose === undefined && !this.afterThink) {
-      if (!mayStartMarker(chunk)) return chunk;
-      const passed = this.passPlain(chunk);
-      if (passed !== undefined) return passed;
     }
     this.pending += chunk;
     return this.drain(false);
   }
 
+  /** Text the plain pass could not decide (it holds a whole marker): pending is all of it. */
+  private general(text: string): string {
+    this.pending = text;
+    return this.drain(false);
+  }
+
   /**
-   * Plain text whose chunk has a character that may start a marker (a newline, a backtick) but
-   * no whole marker: one pass sends all but a marker's possible beginning at its end. Undefined
-   * when the chunk holds a whole marker, for the general path. No marker holds another after its
-   * first character, so a partial marker at the end cannot hide a whole one.
+   * Plain text with a character that may start a marker (a newline, a backtick) but no whole
+   * marker: one pass sends all but a marker's possible beginning at its end, which stays pending.
+   * Undefined, with nothing changed, when the text holds a whole marker. No marker holds another
+   * after its first character, so a partial marker at the end cannot hide a whole one.
    */
-  private passPlain(chunk: string): string | undefined {
-    for (let i = 0; i < chunk.length; i++) {
-      const code = chunk.charCodeAt(i);
+  private passPlain(text: string): string | undefined {
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
       const candidates = code < 128 ? BY_FIRST[code] : undefined;
       if (candidates === undefined) continue;
-      for (const marker of candidates) if (chunk.startsWith(marker.text, i)) return undefined;
+      // Read within the text only: a read past its end costs optimised code a deoptimisation.
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : -1;
+      for (const marker of candidates) if (next === marker.second && text.startsWith(marker.text, i)) return undefined;
       for (const marker of candidates) {
-        if (chunk.length - i < marker.text.length && isPrefixAt(marker.text, chunk, i)) {
-          this.pending = chunk.slice(i);
-          return chunk.slice(0, i);
+        if (text.length - i < marker.text.length && isPrefixAt(marker.text, text, i)) {
+          this.pending = text.slice(i);
+          return text.slice(0, i);
         }
       }
     }
-    return chunk;
+    this.pending = '';
+    return text;
   }
 
   /** The rest, once the answer is complete and held no call: reasoning still dropped. */
@@ -158,12 +182,14 @@ export class StreamGate {
       pos = hit.at + hit.marker.length;
     }
     this.pending = text.slice(pos);
+    this.plain = this.started && this.thinkClose === undefined && !this.afterThink;
     return out;
   }
 
   private hold(out: string, rest: string): string {
     this.held = [rest];
     this.pending = '';
+    this.plain = false;
     return out;
   }
 
