@@ -1,0 +1,57 @@
+import { createServer, type ListenOptions, type Server as NetServer } from 'node:net';
+import type { FastifyInstance, FastifyListenOptions } from 'fastify';
+
+/** Listening sockets per address where several can share the port. */
+export const ACCEPTORS = 8;
+
+/** `reusePort` of net.Server.listen (Node 22.12 and 23.1 on), which the type packages of Node 20 do not know. */
+type SharedPortOptions = { reusePort?: boolean };
+
+/**
+ * Whether this runtime can open several listening sockets on one port (SO_REUSEPORT through
+ * `reusePort`): Node 22.12+ or 23.1+, on Linux, where the kernel spreads new connections over them.
+ */
+export function sharesPorts(platform: string = process.platform, version: string = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const nodeCan = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+  return platform === 'linux' && nodeCan;
+}
+
+/**
+ * Listens on `host:port` with ACCEPTORS sockets per address where the runtime allows it, else one.
+ *
+ * libuv (1.45 on) accepts one connection per listening socket per turn of the event loop. While
+ * many runs stream, a turn lasts tens of milliseconds, so a burst of new clients waited in the
+ * kernel's queue for seconds. With several sockets, each turn accepts one from each. Connections
+ * from every socket go to the same HTTP server (its connection limits and timeouts apply). Only
+ * processes of the service's own user may join a shared port, and those can read its data anyway.
+ * The extra sockets close before the server does (`preClose`), so shutdown stops them too.
+ */
+export async function listenWithAcceptors(app: FastifyInstance, where: { host: string; port: number }): Promise<void> {
+  if (!sharesPorts()) {
+    await app.listen(where);
+    return;
+  }
+  const extra: NetServer[] = [];
+  app.addHook('preClose', async () => {
+    await Promise.all(extra.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  });
+  const shared: FastifyListenOptions & SharedPortOptions = { ...where, reusePort: true };
+  await app.listen(shared);
+  for (const address of app.addresses()) {
+    for (let i = 1; i < ACCEPTORS; i++) extra.push(await acceptInto(app, address.address, address.port));
+  }
+}
+
+/** One more socket on the same address and port, handing what it accepts to the app's server. */
+function acceptInto(app: FastifyInstance, host: string, port: number): Promise<NetServer> {
+  const server = createServer((socket) => app.server.emit('connection', socket));
+  const options: ListenOptions & SharedPortOptions = { host, port, reusePort: true };
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
