@@ -25,7 +25,7 @@ export function sharesPorts(platform: string = process.platform, version: string
  * kernel's queue for seconds. With several sockets, each turn accepts one from each. Connections
  * from every socket go to the same HTTP server (its connection limits and timeouts apply). Only
  * processes of the service's own user may join a shared port, and those can read its data anyway.
- * The extra sockets close before the server does (`preClose`), so shutdown stops them too.
+ * The extra sockets stop listening before the server closes (`preClose`), so shutdown stops them too.
  */
 export async function listenWithAcceptors(app: FastifyInstance, where: { host: string; port: number }): Promise<void> {
   if (!sharesPorts()) {
@@ -33,12 +33,15 @@ export async function listenWithAcceptors(app: FastifyInstance, where: { host: s
     return;
   }
   const extra: NetServer[] = [];
+  // Only the listening sockets close here. A net.Server's own close waits for every connection it
+  // accepted to end, and those belong to the HTTP server, which ends them after this hook.
   app.addHook('preClose', async () => {
-    await Promise.all(extra.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    for (const server of extra) server.close();
   });
   const shared: FastifyListenOptions & SharedPortOptions = { ...where, reusePort: true };
   await app.listen(shared);
   for (const address of app.addresses()) {
+    if (typeof address === 'string') continue;
     for (let i = 1; i < ACCEPTORS; i++) extra.push(await acceptInto(app, address.address, address.port));
   }
 }
