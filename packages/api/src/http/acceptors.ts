@@ -1,4 +1,4 @@
-import { createServer, type ListenOptions, type Server as NetServer } from 'node:net';
+import { createServer, type ListenOptions, type Server as NetServer, type Socket } from 'node:net';
 import type { FastifyInstance, FastifyListenOptions } from 'fastify';
 
 /** Listening sockets per address where several can share the port. */
@@ -33,22 +33,33 @@ export async function listenWithAcceptors(app: FastifyInstance, where: { host: s
     return;
   }
   const extra: NetServer[] = [];
+  const handedOn = new Set<Socket>();
   // Only the listening sockets close here. A net.Server's own close waits for every connection it
   // accepted to end, and those belong to the HTTP server, which ends them after this hook.
   app.addHook('preClose', async () => {
     for (const server of extra) server.close();
   });
+  // The HTTP server counts only the connections its own socket accepted: its close reported done
+  // (and the process exited) while requests that came through the other sockets were in flight.
+  app.addHook('onClose', async () => {
+    app.server.closeIdleConnections();
+    await Promise.all([...handedOn].map((socket) => new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve)))));
+  });
   const shared: FastifyListenOptions & SharedPortOptions = { ...where, reusePort: true };
   await app.listen(shared);
   for (const address of app.addresses()) {
     if (typeof address === 'string') continue;
-    for (let i = 1; i < ACCEPTORS; i++) extra.push(await acceptInto(app, address.address, address.port));
+    for (let i = 1; i < ACCEPTORS; i++) extra.push(await acceptInto(app, address.address, address.port, handedOn));
   }
 }
 
 /** One more socket on the same address and port, handing what it accepts to the app's server. */
-function acceptInto(app: FastifyInstance, host: string, port: number): Promise<NetServer> {
-  const server = createServer((socket) => app.server.emit('connection', socket));
+function acceptInto(app: FastifyInstance, host: string, port: number, handedOn: Set<Socket>): Promise<NetServer> {
+  const server = createServer((socket) => {
+    handedOn.add(socket);
+    socket.once('close', () => handedOn.delete(socket));
+    app.server.emit('connection', socket);
+  });
   const options: ListenOptions & SharedPortOptions = { host, port, reusePort: true };
   return new Promise((resolve, reject) => {
     server.once('error', reject);
