@@ -49,14 +49,13 @@ function scanBody(body: object): BodyScan {
   const pending: Container[] = [{ value: body, depth: 0, parent: undefined, key: 'body' }];
   for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
     if (at.depth >= MAX_BODY_DEPTH) return { ...scan, tooDeep: true };
-    const container = at;
-    if (Array.isArray(container.value)) {
-      const items = container.value as unknown[];
-      for (let i = 0; i < items.length; i++) visit(items[i], container, i, pending);
+    if (Array.isArray(at.value)) {
+      const items = at.value as unknown[];
+      for (let i = 0; i < items.length; i++) visit(items[i], at, i, pending);
     } else {
-      for (const [key, item] of Object.entries(container.value)) {
-        look(key, container, key);
-        visit(item, container, key, pending);
+      for (const [key, item] of Object.entries(at.value)) {
+        look(key, at, key);
+        visit(item, at, key, pending);
       }
     }
   }
