@@ -50,9 +50,11 @@ export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
     (match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' }),
   ),
   // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does.
+  // Stashes and branches live in the repository, not the working tree, so a checkpoint cannot give them back.
   ...[
     'git reset --hard', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force', 'git switch --force',
-    'git switch --discard-changes', 'git restore', 'rm',
+    'git switch --discard-changes', 'git restore', 'git stash drop', 'git stash clear', 'git branch -D',
+    'git branch --delete --force', 'git reflog expire', 'rm',
   ].map((match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' })),
 ];
 

@@ -58,11 +58,15 @@ function pythonModule(args: readonly string[]): string[] | undefined {
   return undefined;
 }
 
-/** Per git subcommand: short options that mean a long one the rules name, and short options taking a value. */
+/**
+ * Per git subcommand: short options that mean long ones the rules name (`branch -D` is
+ * `--delete --force`), and short options taking a value.
+ */
 const GIT_SHORT: Readonly<Record<string, { long: Record<string, string>; valued: string }>> = {
   checkout: { long: { f: '--force' }, valued: 'bB' },
   switch: { long: { f: '--force' }, valued: 'cC' },
   pull: { long: { r: '--rebase' }, valued: '' },
+  branch: { long: { d: '--delete', f: '--force', D: '--delete --force' }, valued: 'u' },
 };
 /** checkout options whose value is the next word: a branch name, not a path. */
 const CHECKOUT_VALUED_LONG = new Set(['--orphan']);
@@ -101,7 +105,7 @@ function gitReading(args: readonly string[], cwd: string | undefined): string[] 
 function readGitBundle(arg: string, rest: readonly string[], i: number, table: { long: Record<string, string>; valued: string }, options: string[]): number {
   for (let j = 1; j < arg.length; j++) {
     const letter = arg[j] as string;
-    options.push(table.long[letter] ?? `-${letter}`);
+    options.push(...(table.long[letter] ?? `-${letter}`).split(' '));
     if (table.valued.includes(letter)) {
       const attached = arg.slice(j + 1);
       options.push(attached !== '' ? attached : (rest[i + 1] ?? ''));

@@ -72,9 +72,12 @@ describe('approval rules on parsed commands', () => {
       'git switch -f main', 'git switch --discard-changes main', 'git pull -r', 'git pull --rebase=merges origin',
       // git checkout of paths without `--`: a file here, a pathspec, a revision and paths.
       'git checkout notes.txt', 'git checkout .', 'git checkout HEAD notes.txt', "git checkout '*.txt'", 'git checkout :/', 'git checkout --pathspec-from-file=list.txt',
+      // What lives in the repository, not the working tree: a checkpoint cannot give it back.
+      'git stash drop', 'git stash drop stash@{1}', 'git stash clear', 'git branch -D feature', 'git branch -fd feature',
+      'git branch --delete --force feature', 'git branch -d --force feature', 'git reflog expire --expire=now --all',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
-    it.each(['git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
+    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
       'and %s still runs without asking',
       (command) => expect(judgeHere(command)).toBe('allow'),
     );
