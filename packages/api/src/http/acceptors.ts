@@ -45,12 +45,29 @@ export async function listenWithAcceptors(app: FastifyInstance, where: { host: s
     app.server.closeIdleConnections();
     await Promise.all([...handedOn].map((socket) => new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve)))));
   });
-  const shared: FastifyListenOptions & SharedPortOptions = { ...where, reusePort: true };
+  const shared: FastifyListenOptions & SharedPortOptions = { host: where.host, port: await claimPort(where), reusePort: true };
   await app.listen(shared);
   for (const address of app.addresses()) {
     if (typeof address === 'string') continue;
     for (let i = 1; i < ACCEPTORS; i++) extra.push(await acceptInto(app, address.address, address.port, handedOn));
   }
+}
+
+/**
+ * The port, checked free with a plain socket first: a second service of the same user started on
+ * the same port would otherwise join the first one's sockets and silently take a share of its
+ * connections, where one socket alone fails with EADDRINUSE. Port 0 becomes the port the kernel
+ * picked for the check.
+ */
+async function claimPort(where: { host: string; port: number }): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host: where.host, port: where.port, exclusive: true }, () => resolve());
+  });
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === 'object' && address !== null ? address.port : where.port;
 }
 
 /** One more socket on the same address and port, handing what it accepts to the app's server. */

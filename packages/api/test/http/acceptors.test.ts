@@ -63,4 +63,20 @@ describe('listening with several accepting sockets', () => {
     expect(listenersOn(port)).toBe(0);
     expect(await bindable(port)).toBe(true);
   });
+
+  it('refuses a port another process of the same user already listens on, even one sharing it', async () => {
+    // What a second service started on the same port meets: on a runtime that can share ports,
+    // joining the first one's sockets would split the connections between the two without a word.
+    const first = createServer();
+    const sharing: Parameters<typeof first.listen>[0] & { reusePort?: boolean } = { host: '127.0.0.1', port: 0, reusePort: sharesPorts() };
+    await new Promise<void>((resolve) => first.listen(sharing, () => resolve()));
+    const taken = (first.address() as { port: number }).port;
+    try {
+      t = await createTestApp();
+      await expect(listenWithAcceptors(t.app, { host: '127.0.0.1', port: taken })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      expect(listenersOn(taken)).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => first.close(() => resolve()));
+    }
+  });
 });
