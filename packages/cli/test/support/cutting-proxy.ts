@@ -16,21 +16,22 @@ export async function startCuttingProxy(target: string, cuts: number, bytes: num
   const proxy = await startTcpProxy(target, (client, upstream) => {
     let budget = Infinity;
     // The budget counts the stream's body, not its head: the cut must not move with the headers.
-    let head = '';
+    let head: string | undefined;
     client.on('data', (chunk: Buffer) => {
       const text = chunk.toString('latin1');
       if (/^GET \/runs\/[^ ]+\/events/.test(text)) {
         eventRequests.push(text);
         budget = cutsLeft > 0 ? bytes : Infinity;
-        head = budget === Infinity ? '' : 'pending';
+        head = budget === Infinity ? undefined : '';
         cutsLeft -= 1;
       }
       upstream.write(chunk);
     });
     upstream.on('data', (received: Buffer) => {
       let chunk = received;
-      if (head !== '') {
-        head = head === 'pending' ? chunk.toString('latin1') : head + chunk.toString('latin1');
+      if (head !== undefined) {
+        // latin1: one character per byte, so positions in `head` are positions in the bytes.
+        head += chunk.toString('latin1');
         const end = head.indexOf('\r\n\r\n');
         if (end < 0) {
           client.write(chunk);
@@ -39,7 +40,7 @@ export async function startCuttingProxy(target: string, cuts: number, bytes: num
         const bodyStart = chunk.length - (head.length - end - 4);
         client.write(chunk.subarray(0, bodyStart));
         chunk = chunk.subarray(bodyStart);
-        head = '';
+        head = undefined;
       }
       if (chunk.length < budget) {
         budget -= chunk.length;
