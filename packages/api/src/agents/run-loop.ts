@@ -4,9 +4,9 @@ import {
   describeTool,
   describeToolsAsText,
   extractTextToolCalls,
-  ModelError,
   refusesTools,
   StreamGate,
+  streamWithoutFinish,
   stripThinking,
   toTextToolHistory,
   type ChatMessage,
@@ -202,7 +202,7 @@ export class RunLoop {
     }
     // The client keeps the whole text for the finish part: keeping a second copy here would
     // double the per-token work of a long answer.
-    if (response === undefined) throw new ModelError('invalid-response', 'The model runtime stream ended without a finish');
+    if (response === undefined) throw streamWithoutFinish();
     this.countUsage(prepared, { ...response, toolCalls });
     const turn = this.recognise({ text: response.text, toolCalls });
     if (turn.toolCalls.length === 0 && !this.holdsBack()) this.sendText(gate.finish());

@@ -60,11 +60,7 @@ export async function listenWithAcceptors(app: FastifyInstance, where: { host: s
  * picked for the check.
  */
 async function claimPort(where: { host: string; port: number }): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen({ host: where.host, port: where.port, exclusive: true }, () => resolve());
-  });
+  const probe = await listening(createServer(), { host: where.host, port: where.port, exclusive: true });
   const address = probe.address();
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return typeof address === 'object' && address !== null ? address.port : where.port;
@@ -77,7 +73,11 @@ function acceptInto(app: FastifyInstance, host: string, port: number, handedOn: 
     socket.once('close', () => handedOn.delete(socket));
     app.server.emit('connection', socket);
   });
-  const options: ListenOptions & SharedPortOptions = { host, port, reusePort: true };
+  return listening(server, { host, port, reusePort: true });
+}
+
+/** `server` once it listens; rejects with the bind's error (EADDRINUSE). */
+function listening(server: NetServer, options: ListenOptions & SharedPortOptions): Promise<NetServer> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options, () => {

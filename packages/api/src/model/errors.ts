@@ -36,6 +36,9 @@ export class ModelError extends Error {
   }
 }
 
+/** A stream that ended before its finish part: what was said of the answer may be cut short. */
+export const streamWithoutFinish = (): ModelError => new ModelError('invalid-response', 'The model runtime stream ended without a finish');
+
 /** What an error message names. */
 export interface ModelErrorContext {
   provider: 'ollama' | 'openai';

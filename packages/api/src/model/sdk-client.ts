@@ -1,6 +1,6 @@
 import { retryAsync, type RetryOptions } from '../util/retry.js';
 import { CallSignal } from './call-signal.js';
-import { ModelError, type ModelErrorContext } from './errors.js';
+import { ModelError, streamWithoutFinish, type ModelErrorContext } from './errors.js';
 import { responseFromContent, toSdkPrompt, toSdkTool, type CallOptions, type LanguageModel, type SdkStreamPart } from './sdk-convert.js';
 import { StreamAssembler } from './stream-assembler.js';
 import type { ModelClient, ModelRequest, ModelResponse, ModelStreamPart } from './types.js';
@@ -107,7 +107,7 @@ export class SdkModelClient implements ModelClient {
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) throw new ModelError('invalid-response', 'The model runtime stream ended without a finish');
+        if (done) throw streamWithoutFinish();
         const part = assembler.accept(value);
         if (part !== undefined) return part;
       }
