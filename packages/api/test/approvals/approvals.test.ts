@@ -168,6 +168,30 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
     expect(existsSync(join(t.workdir, 'node_modules'))).toBe(false);
   });
 
+  it('asks before dropping a stash or force-deleting a branch, which no checkpoint can give back', async () => {
+    await boot();
+    const git = (...args: string[]) => execFileSync('git', ['-C', t.workdir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { stdio: 'pipe' }).toString();
+    git('init', '-q', '-b', 'main');
+    writeFileSync(join(t.workdir, 'work.txt'), 'committed\n');
+    git('add', 'work.txt');
+    git('commit', '-qm', 'base');
+    git('switch', '-qc', 'feature');
+    writeFileSync(join(t.workdir, 'work.txt'), 'unmerged work\n');
+    git('commit', '-qam', 'feature work');
+    git('switch', '-q', 'main');
+    writeFileSync(join(t.workdir, 'work.txt'), 'stashed changes\n');
+    git('stash', '-q');
+    for (const [i, command] of ['git stash drop', 'git stash clear', 'git branch -fd feature', 'git reflog expire --expire=now --all'].entries()) {
+      model.push(bash(command), scripted.text('could not'));
+      const id = await startRun({ on_ask: 'deny' });
+      expect((await ended(id)).status).toBe('succeeded');
+      expect(lastToolResult(2 * i + 1), command).toBe(CANNOT_WAIT);
+    }
+    expect(git('stash', 'list')).toContain('stash@{0}');
+    expect(git('branch', '--list', 'feature')).toContain('feature');
+    expect(git('reflog', 'show', '--format=%gs', 'feature')).not.toBe('');
+  });
+
   it('never asks in auto_accept', async () => {
     await boot();
     writeFileSync(join(t.workdir, 'victim.txt'), 'x');
