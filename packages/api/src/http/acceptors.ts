@@ -1,88 +1,120 @@
-import { createServer, type ListenOptions, type Server as NetServer, type Socket } from 'node:net';
-import type { FastifyInstance, FastifyListenOptions } from 'fastify';
+import { spawn } from 'node:child_process';
+import { Server, type Server as NetServer, type Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 
-/** Listening sockets per address where several can share the port. */
+/** Descriptors of the listening socket the event loop watches: the server's own and its copies. */
 export const ACCEPTORS = 8;
 
-/** `reusePort` of net.Server.listen (Node 22.12 and 23.1 on), which the type packages of Node 20 do not know. */
-type SharedPortOptions = { reusePort?: boolean };
+/** How long start-up waits for the copies before going on with the one descriptor. */
+const COPY_TIMEOUT_MS = 10_000;
 
 /**
- * Whether this runtime can open several listening sockets on one port (SO_REUSEPORT through
- * `reusePort`): Node 22.12+ or 23.1+, on Linux, where the kernel spreads new connections over them.
+ * The helper process's whole program: it receives the listening socket once and sends it back
+ * `copies` times. Each passing (SCM_RIGHTS) gives the receiver a new descriptor of the same socket;
+ * Node has no dup() of its own. It passes the bare handle, not a net.Server: a net.Server that
+ * arrives starts listening, and the helper would then accept (and strand) clients of the service.
+ * Its own descriptor is closed before it leaves, so it holds nothing open once it exits. It stays
+ * subscribed to messages until then: without a listener the channel no longer keeps it alive, and
+ * it exited with copies still queued.
  */
-export function sharesPorts(platform: string = process.platform, version: string = process.versions.node): boolean {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  const nodeCan = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
-  return platform === 'linux' && nodeCan;
-}
+const COPIER = `process.on('message', ({ copies }, handle) => {
+  const next = () => {
+    if (copies-- === 0) { handle.close(); process.disconnect(); return; }
+    process.send('copy', handle, {}, next);
+  };
+  next();
+});`;
 
 /**
- * Listens on `host:port` with ACCEPTORS sockets per address where the runtime allows it, else one.
+ * Listens on `host:port`, then has the event loop watch the listening socket through ACCEPTORS
+ * descriptors where the platform passes sockets between processes (not Windows).
  *
- * libuv (1.45 on) accepts one connection per listening socket per turn of the event loop. While
+ * libuv (1.45 on) accepts one connection per watched descriptor per turn of the event loop. While
  * many runs stream, a turn lasts tens of milliseconds, so a burst of new clients waited in the
- * kernel's queue for seconds. With several sockets, each turn accepts one from each. Connections
- * from every socket go to the same HTTP server (its connection limits and timeouts apply). Only
- * processes of the service's own user may join a shared port, and those can read its data anyway.
- * The extra sockets stop listening before the server closes (`preClose`), so shutdown stops them too.
+ * kernel's queue for seconds. With several descriptors of the one socket, each turn accepts one
+ * through each. It is still one socket with one queue: no other process can join the port
+ * (SO_REUSEPORT would let one of the same user take a share of the connections), and it works on
+ * every Node version. Connections from every descriptor go to the same HTTP server, so its
+ * connection limits and timeouts apply. If the copies cannot be made, the service goes on with one.
  */
 export async function listenWithAcceptors(app: FastifyInstance, where: { host: string; port: number }): Promise<void> {
-  if (!sharesPorts()) {
-    await app.listen(where);
-    return;
-  }
-  const extra: NetServer[] = [];
+  const copies: NetServer[] = [];
   const handedOn = new Set<Socket>();
-  // Only the listening sockets close here. A net.Server's own close waits for every connection it
-  // accepted to end, and those belong to the HTTP server, which ends them after this hook.
+  // Only the copies close here. A net.Server's own close waits for every connection it accepted
+  // to end, and those belong to the HTTP server, which ends them after this hook.
   app.addHook('preClose', async () => {
-    for (const server of extra) server.close();
+    for (const copy of copies) copy.close();
   });
-  // The HTTP server counts only the connections its own socket accepted: its close reported done
-  // (and the process exited) while requests that came through the other sockets were in flight.
+  // The HTTP server counts only the connections its own descriptor accepted: its close reported
+  // done (and the process exited) while requests that came through the copies were in flight.
   app.addHook('onClose', async () => {
     app.server.closeIdleConnections();
     await Promise.all([...handedOn].map((socket) => new Promise((resolve) => (socket.closed ? resolve(undefined) : socket.once('close', resolve)))));
   });
-  const shared: FastifyListenOptions & SharedPortOptions = { host: where.host, port: await claimPort(where), reusePort: true };
-  await app.listen(shared);
-  for (const address of app.addresses()) {
-    if (typeof address === 'string') continue;
-    for (let i = 1; i < ACCEPTORS; i++) extra.push(await acceptInto(app, address.address, address.port, handedOn));
+  await app.listen(where);
+  if (process.platform === 'win32') return;
+  const handOn = (socket: Socket): void => {
+    handedOn.add(socket);
+    socket.once('close', () => handedOn.delete(socket));
+    app.server.emit('connection', socket);
+  };
+  try {
+    copies.push(...(await copiesOf(app.server, ACCEPTORS - 1, handOn)));
+  } catch (error) {
+    app.log.warn({ err: error }, 'accepting through one descriptor: its copies could not be made');
   }
 }
 
 /**
- * The port, checked free with a plain socket first: a second service of the same user started on
- * the same port would otherwise join the first one's sockets and silently take a share of its
- * connections, where one socket alone fails with EADDRINUSE. Port 0 becomes the port the kernel
- * picked for the check.
+ * `count` more descriptors of `server`'s listening socket, each a listening net.Server of its own
+ * whose connections go to `onConnection`. A short-lived Node process makes them: it gets the socket
+ * and passes it back `count` times. It runs with an empty environment and none of the service's
+ * Node options.
  */
-async function claimPort(where: { host: string; port: number }): Promise<number> {
-  const probe = await listening(createServer(), { host: where.host, port: where.port, exclusive: true });
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === 'object' && address !== null ? address.port : where.port;
-}
-
-/** One more socket on the same address and port, handing what it accepts to the app's server. */
-function acceptInto(app: FastifyInstance, host: string, port: number, handedOn: Set<Socket>): Promise<NetServer> {
-  const server = createServer((socket) => {
-    handedOn.add(socket);
-    socket.once('close', () => handedOn.delete(socket));
-    app.server.emit('connection', socket);
-  });
-  return listening(server, { host, port, reusePort: true });
-}
-
-/** `server` once it listens; rejects with the bind's error (EADDRINUSE). */
-function listening(server: NetServer, options: ListenOptions & SharedPortOptions): Promise<NetServer> {
+function copiesOf(server: NetServer, count: number, onConnection: (socket: Socket) => void): Promise<NetServer[]> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options, () => {
-      server.off('error', reject);
-      resolve(server);
+    const copier = spawn(process.execPath, ['-e', COPIER], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+    const copies: NetServer[] = [];
+    let ended: string | undefined;
+    let settled = false;
+    const settle = (error?: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (!error) return resolve(copies);
+      copier.kill('SIGKILL');
+      for (const copy of copies) copy.close();
+      reject(error);
+    };
+    // Both the last copy and the helper's exit: the exit can be seen before the last message is read.
+    const check = (): void => {
+      if (copies.length === count && ended !== undefined) settle();
+      else if (ended !== undefined) settle(new Error(`the copying process ended (${ended}) after ${copies.length} of ${count} copies`));
+    };
+    const timer = setTimeout(() => settle(new Error(`no copies within ${COPY_TIMEOUT_MS} ms`)), COPY_TIMEOUT_MS);
+    copier.on('error', settle);
+    copier.on('message', (_message, handle) => {
+      if (handle === undefined) return;
+      // Its connections have somewhere to go before it listens.
+      copies.push(new Server().on('connection', onConnection).listen(handle));
+      if (copies.length === count) check();
     });
+    copier.on('exit', (code, signal) => {
+      ended = signal ?? `exit ${code}`;
+      // Messages already read are delivered first; one still in the pipe arrives within a turn.
+      setImmediate(check);
+    });
+    copier.send({ copies: count }, bareHandle(server));
   });
+}
+
+/**
+ * The listening socket's own handle under `server` (Node's `_handle`). Node passes such a handle to
+ * another process as it is, where a net.Server would be made to listen there on arrival. Node's
+ * types know only the wrappers, hence the cast.
+ */
+function bareHandle(server: NetServer): NetServer {
+  const handle = (server as unknown as { _handle: unknown })._handle;
+  if (handle === null || typeof handle !== 'object') throw new Error('the server is not listening');
+  return handle as NetServer;
 }
