@@ -4,6 +4,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+/** The entry point `npm start` runs: the TypeScript compiler's output (`npm run build`). */
+export const BUILT_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 /** tsx's loader by absolute URL: the child's cwd is a temp dir with no node_modules. */
 export const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
@@ -14,9 +16,13 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs the real service entry point as a child process (TypeScript through tsx). */
-export function spawnService(env: Record<string, string>, cwd: string): ChildProcess {
-  return spawn(process.execPath, ['--conditions=mada-source', '--import', TSX, MAIN], {
+/**
+ * Runs the real service entry point as a child process: TypeScript through tsx, or with `built`
+ * the compiled service as `npm start` runs it (the caller builds it first).
+ */
+export function spawnService(env: Record<string, string>, cwd: string, options: { built?: boolean } = {}): ChildProcess {
+  const args = options.built ? [BUILT_MAIN] : ['--conditions=mada-source', '--import', TSX, MAIN];
+  return spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -24,8 +30,8 @@ export function spawnService(env: Record<string, string>, cwd: string): ChildPro
 }
 
 /** Starts the service and resolves once it listens, with the address it logged. */
-export async function startService(env: Record<string, string>, cwd: string): Promise<ServiceProcess> {
-  const child = spawnService(env, cwd);
+export async function startService(env: Record<string, string>, cwd: string, options: { built?: boolean } = {}): Promise<ServiceProcess> {
+  const child = spawnService(env, cwd, options);
   let text = '';
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   let listening: string | undefined;
