@@ -8,13 +8,17 @@ const TOOLS = ['read_file', 'glob_files', 'grep_content', 'bash_readonly', 'edit
 /**
  * What a streamed answer costs the server: the stream assembler keeps the text whole for the
  * finish part (AnswerText), the agent loop passes each chunk through the gate, then scans the
- * whole text for calls once.
+ * whole text for calls once. The chunks are read by index: a `for...of` loop here stands for the
+ * model stream, not for work of the server, and in some processes V8 deoptimised its iterator
+ * handling after the loop ("insufficient type feedback") and kept it so for the run, allocating an
+ * iterator result per token (4.8 MB per answer became 9.9 MB) and slowing the streamed side alone.
  */
 function consume(chunks: readonly string[]): number {
   const gate = new StreamGate();
   const text = new AnswerText();
   let sent = 0;
-  for (const chunk of chunks) {
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i]!;
     text.add(chunk);
     sent += gate.push(chunk).length;
   }
@@ -32,7 +36,8 @@ function consumeWhole(chunks: readonly string[]): number {
   const gate = new StreamGate();
   const text = new AnswerText();
   let sent = 0;
-  for (const chunk of chunks) {
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i]!;
     text.add(chunk);
     sent += gate.push(chunk).length;
   }
