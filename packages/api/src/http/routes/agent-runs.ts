@@ -29,7 +29,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
    */
   const start = async (userId: string, body: AgentRunRequest, streamed: boolean) => {
     const { agent_type, prompt, working_dir, mode } = body;
-    assertMessageFits(prompt, maxMessageTokens);
+    await assertMessageFits(prompt, maxMessageTokens);
     engine.agent(agent_type);
     const workingDir = engine.workingDirectory(working_dir);
     const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>

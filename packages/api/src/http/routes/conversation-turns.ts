@@ -134,7 +134,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
     },
     async (request, reply) => {
       const { content, mode, on_ask } = request.body;
-      assertMessageFits(content, maxMessageTokens);
+      await assertMessageFits(content, maxMessageTokens);
       const started = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,
@@ -170,7 +170,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      assertMessageFits(request.body.content, maxMessageTokens);
+      await assertMessageFits(request.body.content, maxMessageTokens);
       let fresh: TurnResult | undefined;
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
@@ -217,7 +217,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      assertMessageFits(request.body.content, maxMessageTokens);
+      await assertMessageFits(request.body.content, maxMessageTokens);
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,

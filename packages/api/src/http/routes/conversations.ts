@@ -143,8 +143,8 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
       },
     },
     async (request) => {
-      assertMessageFits(request.body.user_content, maxMessageTokens);
-      assertMessageFits(request.body.assistant_content, maxMessageTokens);
+      await assertMessageFits(request.body.user_content, maxMessageTokens);
+      await assertMessageFits(request.body.assistant_content, maxMessageTokens);
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
       const stored = await conversations.append(conversation, [
         { role: 'user', content: request.body.user_content },
