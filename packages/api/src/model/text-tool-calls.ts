@@ -75,7 +75,17 @@ function removeRegions(text: string, regions: readonly Region[]): string {
     at = region.end;
   }
   out += text.slice(at);
-  return out.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  return out.split('\n').map(withoutTrailingBlanks).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+}
+
+/**
+ * The line without the spaces and tabs ending it. Not `/[ \t]+\n/g`: on a long run of spaces
+ * that no newline ends, that expression retries from every space of the run (256 KB, 25 s).
+ */
+function withoutTrailingBlanks(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return end === line.length ? line : line.slice(0, end);
 }
 
 const defaultId = (): string => `call_${randomUUID().replaceAll('-', '').slice(0, 16)}`;

@@ -176,6 +176,7 @@ export const HOSTILE_CORPUS: HostileEntry[] = [
     answer: () => filled(`<tool_call>{"name": "not_offered", "arguments": {"n": [${filled('1 ', 30 * 1024)}]}}</tool_call>\n`) + closingCall,
     calls: [grep('needle')],
   },
+  { name: 'a long run of spaces left after the call', answer: () => `${closingCall}${' '.repeat(MB)}x`, calls: [grep('needle')] },
   {
     name: 'deep JSON with a long string left open',
     answer: () => `${closingCall}\n<tool_call>${filled('{"a":', 16 * 1024)}"${filled('x')}`,
