@@ -29,6 +29,15 @@ import { executeToolCall } from './tool-executor.js';
 
 export const MAX_RE_PROMPTS = 2;
 
+/**
+ * Calls run from one answer; any beyond get an error result instead. One answer (which a hostile
+ * repository can steer) may hold thousands of calls, and every result stays in the run's memory.
+ */
+export const MAX_CALLS_PER_ANSWER = 32;
+
+const notRun = (count: number): string =>
+  `Error: Not run: ${count} tool calls in one answer, and at most ${MAX_CALLS_PER_ANSWER} are run. Ask for the rest in your next answer.`;
+
 export interface RunLimits {
   maxSteps: number;
   toolTimeoutSeconds: number;
@@ -108,7 +117,15 @@ export class RunLoop {
         return turn.text;
       }
       this.messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
-      for (const call of turn.toolCalls) {
+      const count = turn.toolCalls.length;
+      if (count > MAX_CALLS_PER_ANSWER) {
+        this.input.emit(thinking(`The answer holds ${count} tool calls: the first ${MAX_CALLS_PER_ANSWER} run, the rest are refused.`));
+      }
+      for (const [index, call] of turn.toolCalls.entries()) {
+        if (index >= MAX_CALLS_PER_ANSWER) {
+          this.messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: notRun(count) });
+          continue;
+        }
         const content = await executeToolCall(call, {
           tools: this.input.tools,
           mode: this.input.mode,

@@ -1,8 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelToolCall } from './types.js';
 import { callsInJson } from './text-calls/call-shapes.js';
-import { deepseekCalls, fencedBlocks, functionTags, harmonyCalls, mistralCalls, pythonTag, toolCallTags, type Finder, type Region } from './text-calls/dialects.js';
-import { closingIndex } from './text-calls/lenient-json.js';
+import {
+  deepseekCalls,
+  fencedBlocks,
+  functionTags,
+  harmonyCalls,
+  mistralCalls,
+  newScan,
+  pythonTag,
+  toolCallTags,
+  type Finder,
+  type Region,
+} from './text-calls/dialects.js';
+import { ANSWER_REPAIR_CHARS, withRepairBudget } from './text-calls/lenient-json.js';
 import { stripThinking } from './text-calls/thinking.js';
 
 /**
@@ -28,37 +39,33 @@ export interface ExtractOptions {
   newId?: () => string;
 }
 
-/** In order of precedence: a region claimed by an earlier finder is not searched by later ones. */
-const FINDERS: readonly Finder[] = [toolCallTags, functionTags, pythonTag, mistralCalls, deepseekCalls, harmonyCalls, fencedBlocks];
-
-const overlaps = (a: Region, regions: readonly Region[]): boolean => regions.some((b) => a.start < b.end && b.start < a.end);
-
 /** The longest JSON object a model writes as a bare call; longer candidates are not parsed. */
 const MAX_BARE_JSON = 1 << 20;
 
-function bareJsonCalls(text: string, skip: readonly Region[], known: ReadonlySet<string>): Region[] {
-  const found: Region[] = [];
-  const sorted = [...skip].sort((a, b) => a.start - b.start);
-  let next = 0;
+/**
+ * A JSON value standing in the text (outside every region claimed), holding nothing but calls.
+ * A balanced value that is not a call is passed over whole: nothing inside it is looked at.
+ */
+const bareJson: Finder = function* ({ text, known, claims, brackets }) {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c !== '{' && c !== '[') continue;
-    while (next < sorted.length && sorted[next]!.end <= i) next++;
-    const inside = sorted[next];
-    if (inside !== undefined && i >= inside.start) {
+    const inside = claims.holding(i);
+    if (inside !== undefined) {
       i = inside.end - 1;
       continue;
     }
     if (c === '[' && !/^\[\s*\{/.test(text.slice(i, i + 64))) continue;
-    const end = closingIndex(text, i, Math.min(text.length, i + MAX_BARE_JSON));
-    if (end < 0 || overlaps({ start: i, end }, skip)) continue;
+    const end = brackets.close(i);
+    if (end < 0 || end - i > MAX_BARE_JSON || !claims.isFree(i, end)) continue;
     const calls = callsInJson(text.slice(i, end), known);
-    if (calls !== undefined) found.push({ start: i, end, calls });
-    // A balanced value that is not a call is left whole: nothing inside it is looked at.
+    if (calls !== undefined) yield { start: i, end, calls };
     i = end - 1;
   }
-  return found;
-}
+};
+
+/** In order of precedence: a region claimed by an earlier finder is not searched by later ones. */
+const FINDERS: readonly Finder[] = [toolCallTags, functionTags, pythonTag, mistralCalls, deepseekCalls, harmonyCalls, fencedBlocks, bareJson];
 
 function removeRegions(text: string, regions: readonly Region[]): string {
   let out = '';
@@ -68,18 +75,29 @@ function removeRegions(text: string, regions: readonly Region[]): string {
     at = region.end;
   }
   out += text.slice(at);
-  return out.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  return out.split('\n').map(withoutTrailingBlanks).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+}
+
+/**
+ * The line without the spaces and tabs ending it. Not `/[ \t]+\n/g`: on a long run of spaces
+ * that no newline ends, that expression retries from every space of the run (256 KB, 25 s).
+ */
+function withoutTrailingBlanks(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return end === line.length ? line : line.slice(0, end);
 }
 
 const defaultId = (): string => `call_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
 
-/** Every region the dialect finders claim, earlier finders first. */
+/** Every region the finders claim, earlier finders first, in the order of the text. */
 function claimedRegions(text: string, known: ReadonlySet<string>): Region[] {
-  const claimed: Region[] = [];
+  const scan = newScan(text, known);
   for (const finder of FINDERS) {
-    for (const found of finder(text, known)) if (!overlaps(found, claimed)) claimed.push(found);
+    for (const found of finder(scan)) scan.claims.add(found);
+    scan.claims.settle();
   }
-  return claimed;
+  return scan.claims.regions();
 }
 
 export function extractTextToolCalls(raw: string, toolNames: Iterable<string>, options: ExtractOptions = {}): TextToolCallExtraction {
@@ -87,8 +105,7 @@ export function extractTextToolCalls(raw: string, toolNames: Iterable<string>, o
   const text = stripThinking(raw);
   // Every recognised form names an offered tool; most answers are ruled out here.
   if (![...known].some((name) => text.includes(name))) return { calls: [], text };
-  const claimed = claimedRegions(text, known);
-  const found = [...claimed.filter((r) => r.calls !== undefined), ...bareJsonCalls(text, claimed, known)].sort((a, b) => a.start - b.start);
+  const found = withRepairBudget(ANSWER_REPAIR_CHARS, () => claimedRegions(text, known)).filter((r) => r.calls !== undefined);
   if (found.length === 0) return { calls: [], text };
   const newId = options.newId ?? defaultId;
   const calls = found.flatMap((r) => (r.calls ?? []).map((call) => ({ id: newId(), ...call, rawArguments: JSON.stringify(call.arguments) })));

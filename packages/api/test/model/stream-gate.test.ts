@@ -81,3 +81,13 @@ describe('StreamGate', () => {
     }
   });
 });
+
+describe('StreamGate on an answer opening with a long blank run', () => {
+  // Each token used to rescan the whole run: 256,000 one-character tokens took minutes.
+  it('decides once the run ends, and sends the run with what follows', () => {
+    const blanks = Array.from({ length: 256_000 }, () => '\n');
+    expect(run([...blanks, 'Text.'])).toEqual({ live: `${'\n'.repeat(256_000)}Text.`, rest: '' });
+    expect(run([...blanks, '{"name": "x"}'])).toEqual({ live: '', rest: `${'\n'.repeat(256_000)}{"name": "x"}` });
+    expect(run(blanks)).toEqual({ live: '', rest: '\n'.repeat(256_000) });
+  });
+});

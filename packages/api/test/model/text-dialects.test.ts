@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { extractTextToolCalls } from '../../src/model/text-tool-calls.js';
-import { CALL_CORPUS, PROSE_CORPUS } from './corpus/text-tool-calls.js';
+import { CALL_CORPUS, HOSTILE_CORPUS, LONG_CALL_CORPUS, PROSE_CORPUS } from './corpus/text-tool-calls.js';
 
 const TOOLS = ['read_file', 'glob_files', 'grep_content', 'bash_readonly'];
 const simple = (text: string) => extractTextToolCalls(text, TOOLS).calls.map((c) => ({ name: c.name, arguments: c.arguments }));
@@ -43,5 +43,19 @@ describe('text tool-call dialects', () => {
     for (const entry of CALL_CORPUS) {
       expect(extractTextToolCalls(entry.text, ['read_file']).calls, entry.dialect).toEqual([]);
     }
+  });
+});
+
+describe('text tool-call search on hostile answers', () => {
+  const ALL_TOOLS = [...TOOLS, 'write_file'];
+
+  // Before the search was made linear, each of these took from seconds to many minutes.
+  it.each(HOSTILE_CORPUS.map((entry) => [entry.name, entry] as const))('finds the one real call after %s', (_name, entry) => {
+    expect(simple(entry.answer())).toEqual(entry.calls);
+  });
+
+  it.each(LONG_CALL_CORPUS.map((entry) => [entry.dialect, entry] as const))('still reads %s', (_dialect, entry) => {
+    const calls = extractTextToolCalls(entry.text, ALL_TOOLS).calls.map((c) => ({ name: c.name, arguments: c.arguments }));
+    expect(calls).toEqual(entry.calls);
   });
 });

@@ -89,6 +89,12 @@ export class StreamGate {
    * in. Kept as one field so that the per-token check reads one field, not four.
    */
   private plain = false;
+  /**
+   * Whitespace the answer opened with, set aside token by token until what follows it decides
+   * whether it goes out or is held. Kept out of `pending`, so that a long blank run is looked at
+   * once rather than again with every token.
+   */
+  private blank: string[] = [];
 
   /** The text that may go out now. */
   push(chunk: string): string {
@@ -144,6 +150,7 @@ export class StreamGate {
 
   /** The rest, once the answer is complete and held no call: reasoning still dropped. */
   finish(): string {
+    this.pending = this.takeBlank() + this.pending;
     if (this.held !== undefined) {
       this.pending += this.held.join('');
       this.held = undefined;
@@ -174,8 +181,16 @@ export class StreamGate {
       }
       if (!this.started && !final) {
         const start = this.startOf(text, pos);
+        if (start === 'blank') {
+          this.blank.push(text.slice(pos));
+          pos = text.length;
+          break;
+        }
         if (start === 'wait') break;
-        if (start === 'call') return this.hold(out, text.slice(pos));
+        // Nothing went out in this drain before the answer's start: the blank run comes first.
+        const blank = this.takeBlank();
+        if (start === 'call') return this.hold(out, blank + text.slice(pos));
+        out = blank + out;
       }
       const hit = firstMarker(text, pos, final);
       const until = hit?.at ?? (final ? text.length : partialMarkerStart(text, Math.max(pos, text.length - LONGEST + 1)));
@@ -191,6 +206,12 @@ export class StreamGate {
     return out;
   }
 
+  private takeBlank(): string {
+    const blank = this.blank.join('');
+    this.blank = [];
+    return blank;
+  }
+
   private hold(out: string, rest: string): string {
     this.held = [rest];
     this.pending = '';
@@ -199,10 +220,10 @@ export class StreamGate {
   }
 
   /** An answer that opens with a JSON value is held whole: it is likely a call. */
-  private startOf(text: string, from: number): 'wait' | 'call' | 'text' {
+  private startOf(text: string, from: number): 'blank' | 'wait' | 'call' | 'text' {
     let at = from;
     while (isSpace(text[at])) at++;
-    if (at >= text.length) return 'wait';
+    if (at >= text.length) return 'blank';
     const rest = text.slice(at, at + LONGEST);
     if (THINK_OPENINGS.some((m) => rest.startsWith(m))) return 'text';
     if (rest.length < LONGEST && THINK_OPENINGS.some((m) => m.startsWith(rest))) return 'wait';

@@ -17,13 +17,25 @@ export function skipWhitespace(text: string, at: number): number {
   return i;
 }
 
-function firstOpening(text: string, from: number): { at: number; close: string; openLength: number } | undefined {
-  let best: { at: number; close: string; openLength: number } | undefined;
-  for (const block of THINK_BLOCKS) {
-    const at = text.indexOf(block.open, from);
-    if (at >= 0 && (best === undefined || at < best.at)) best = { at, close: block.close, openLength: block.open.length };
+/**
+ * The first reasoning opening at or after a position, for positions that only move forward. Each
+ * kind's next occurrence is searched for again only once the position has passed it, so a text
+ * of many short blocks costs one pass per kind, not one per block.
+ */
+class Openings {
+  private readonly next: number[] = THINK_BLOCKS.map(() => -2);
+
+  constructor(private readonly text: string) {}
+
+  first(from: number): { at: number; close: string; openLength: number } | undefined {
+    let best: { at: number; close: string; openLength: number } | undefined;
+    THINK_BLOCKS.forEach((block, i) => {
+      let at = this.next[i]!;
+      if (at === -2 || (at >= 0 && at < from)) this.next[i] = at = this.text.indexOf(block.open, from);
+      if (at >= 0 && (best === undefined || at < best.at)) best = { at, close: block.close, openLength: block.open.length };
+    });
+    return best;
   }
-  return best;
 }
 
 /**
@@ -35,9 +47,10 @@ export function stripThinking(text: string): string {
   let from = 0;
   const orphan = text.indexOf('</think>');
   if (orphan >= 0 && text.lastIndexOf('<think>', orphan) < 0) from = skipWhitespace(text, orphan + '</think>'.length);
+  const openings = new Openings(text);
   let out = '';
   for (;;) {
-    const opening = firstOpening(text, from);
+    const opening = openings.first(from);
     if (opening === undefined) return out + text.slice(from);
     out += text.slice(from, opening.at);
     const close = text.indexOf(opening.close, opening.at + opening.openLength);

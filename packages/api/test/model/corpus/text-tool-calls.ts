@@ -123,3 +123,77 @@ export const PROSE_CORPUS: string[] = [
   'Here is the loop:\n```python\nfor x in items:\n    print({"name": x})\n```\nThat is all.',
   'The function `grep_content` searches file contents; the [TOOL_CALLS] token is Mistral-specific.',
 ];
+
+/**
+ * Answers a hostile repository could steer a model into writing (or a model stuck in a loop
+ * writes by itself), each built to make a naive search of the text take time quadratic in its
+ * length: unclosed brackets and markers by the thousand, regular expressions that retry from
+ * every position, JSON whose repair copies its output once per fix. Each ends with one real
+ * call, which must still be found; the `answer` is about a megabyte, what a local runtime with a
+ * large output limit really sends.
+ */
+export interface HostileEntry {
+  name: string;
+  answer: () => string;
+  calls: CorpusCall[];
+}
+
+const MB = 1 << 20;
+/** `unit` repeated to about `size` characters. */
+const filled = (unit: string, size = MB): string => unit.repeat(Math.ceil(size / unit.length));
+const closingCall = '\n<tool_call>{"name": "grep_content", "arguments": {"pattern": "needle"}}</tool_call>';
+
+export const HOSTILE_CORPUS: HostileEntry[] = [
+  { name: 'unclosed braces', answer: () => filled('{') + closingCall, calls: [grep('needle')] },
+  { name: 'unclosed brackets before objects', answer: () => filled('[{') + closingCall, calls: [grep('needle')] },
+  { name: 'braces and quotes in turn', answer: () => filled('{"') + closingCall, calls: [grep('needle')] },
+  { name: 'braces, quotes and escapes', answer: () => filled('{"\\') + '"' + closingCall, calls: [grep('needle')] },
+  { name: 'unclosed Mistral markers', answer: () => filled('[TOOL_CALLS][') + closingCall, calls: [grep('needle')] },
+  { name: 'Mistral names without arguments', answer: () => filled('[TOOL_CALLS]x[ARGS]') + closingCall, calls: [grep('needle')] },
+  { name: 'gpt-oss names with unclosed arguments', answer: () => filled('to=functions.x{') + closingCall, calls: [grep('needle')] },
+  { name: 'gpt-oss names without arguments', answer: () => filled('to=functions.x ') + closingCall, calls: [grep('needle')] },
+  { name: 'empty reasoning blocks', answer: () => filled('<think></think>') + closingCall, calls: [grep('needle')] },
+  { name: 'unclosed tool_call tags', answer: () => closingCall + filled('<tool_call>{'), calls: [grep('needle')] },
+  { name: 'fences opening unclosed JSON', answer: () => filled('```json\n{') + '```' + closingCall, calls: [grep('needle')] },
+  {
+    name: 'Qwen3-Coder parameters never closed',
+    answer: () => `<function=grep_content><parameter=pattern>needle</parameter>${filled('<parameter=a')}</function>`,
+    calls: [grep('needle')],
+  },
+  {
+    name: 'DeepSeek call with a long run of spaces',
+    answer: () => `<|tool_call_begin|>grep_content<|tool_sep|>{"pattern": "needle"${' '.repeat(MB)}}<|tool_call_end|>`,
+    calls: [grep('needle')],
+  },
+  {
+    name: 'JSON whose repair inserts a comma per element',
+    answer: () => `<tool_call>{"name": "grep_content", "arguments": {"pattern": "a", "n": [${filled('1 ', 256 * 1024)}]}}</tool_call>${closingCall}`,
+    calls: [grep('needle')],
+  },
+  {
+    name: 'many calls each needing a costly repair',
+    // Each short enough to be repaired, naming a tool not offered: the repair is paid, no call made.
+    answer: () => filled(`<tool_call>{"name": "not_offered", "arguments": {"n": [${filled('1 ', 30 * 1024)}]}}</tool_call>\n`) + closingCall,
+    calls: [grep('needle')],
+  },
+  { name: 'a long run of spaces left after the call', answer: () => `${closingCall}${' '.repeat(MB)}x`, calls: [grep('needle')] },
+  {
+    name: 'deep JSON with a long string left open',
+    answer: () => `${closingCall}\n<tool_call>${filled('{"a":', 16 * 1024)}"${filled('x')}`,
+    calls: [grep('needle')],
+  },
+];
+
+/** Long answers that must still parse: the bounds on repair leave them alone. */
+export const LONG_CALL_CORPUS: CorpusEntry[] = [
+  {
+    dialect: 'a large file written with raw line breaks in its content',
+    text: `<tool_call>{"name": "write_file", "arguments": {"file_path": "big.txt", "content": "${filled('line\n', 512 * 1024)}"}}</tool_call>`,
+    calls: [{ name: 'write_file', arguments: { file_path: 'big.txt', content: filled('line\n', 512 * 1024) } }],
+  },
+  {
+    dialect: 'many calls, each repaired',
+    text: "<tool_call>{'name': 'grep_content', 'arguments': {'pattern': 'x',},}</tool_call>\n".repeat(800),
+    calls: Array.from({ length: 800 }, () => grep('x')),
+  },
+];
