@@ -36,8 +36,13 @@ const COPIER = `process.on('message', ({ copies }, handle) => {
  * (SO_REUSEPORT would let one of the same user take a share of the connections), and it works on
  * every Node version. Connections from every descriptor go to the same HTTP server, so its
  * connection limits and timeouts apply. If the copies cannot be made, the service goes on with one.
+ * `node` is the program that makes them (this process's own Node unless given).
  */
-export async function listenWithAcceptors(app: FastifyInstance, where: { host: string; port: number }): Promise<void> {
+export async function listenWithAcceptors(
+  app: FastifyInstance,
+  where: { host: string; port: number },
+  options: { node?: string } = {},
+): Promise<void> {
   const copies: NetServer[] = [];
   const handedOn = new Set<Socket>();
   // Only the copies close here. A net.Server's own close waits for every connection it accepted
@@ -59,7 +64,7 @@ export async function listenWithAcceptors(app: FastifyInstance, where: { host: s
     app.server.emit('connection', socket);
   };
   try {
-    copies.push(...(await copiesOf(app.server, ACCEPTORS - 1, handOn)));
+    copies.push(...(await copiesOf(app.server, ACCEPTORS - 1, handOn, options.node ?? process.execPath)));
   } catch (error) {
     app.log.warn({ err: error }, 'accepting through one descriptor: its copies could not be made');
   }
@@ -71,9 +76,9 @@ export async function listenWithAcceptors(app: FastifyInstance, where: { host: s
  * and passes it back `count` times. It runs with an empty environment and none of the service's
  * Node options.
  */
-function copiesOf(server: NetServer, count: number, onConnection: (socket: Socket) => void): Promise<NetServer[]> {
+function copiesOf(server: NetServer, count: number, onConnection: (socket: Socket) => void, node: string): Promise<NetServer[]> {
   return new Promise((resolve, reject) => {
-    const copier = spawn(process.execPath, ['-e', COPIER], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+    const copier = spawn(node, ['-e', COPIER], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
     const copies: NetServer[] = [];
     let ended: string | undefined;
     let settled = false;

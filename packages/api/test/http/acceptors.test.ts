@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACCEPTORS, listenWithAcceptors } from '../../src/http/acceptors.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -76,6 +77,20 @@ describe('listening with several accepting sockets', () => {
     t = undefined;
     expect(listenersOn(port)).toEqual([]);
     expect(await bindable(port)).toBe(true);
+  });
+
+  it('goes on accepting through the one descriptor when its copies cannot be made, and says so', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    t = await createTestApp({ logger: pino({ level: 'warn' }, { write: (text: string) => void lines.push(JSON.parse(text) as { level: number; msg: string }) }) });
+    await listenWithAcceptors(t.app, { host: '127.0.0.1', port: 0 }, { node: '/nonexistent/node' });
+    const [address] = t.app.addresses();
+    const port = typeof address === 'object' ? address.port : 0;
+    const sockets = listenersOn(port);
+    expect(sockets).toHaveLength(1);
+    expect(descriptorsOf(sockets[0] ?? '')).toHaveLength(1);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'accepting through one descriptor: its copies could not be made' }));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send(`http://127.0.0.1:${port}`, { path: '/health' })));
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
   });
 
   it('refuses a port another process of the same user already listens on, even one offering to share it', async () => {
