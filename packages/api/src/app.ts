@@ -117,7 +117,7 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
   const localMode = settings.apiKeys.length === 0;
-  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress);
+  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress, settings.maxConnections);
   const requestTimeoutMs = Math.round(settings.requestTimeoutSeconds * 1000);
   const app = Fastify({
     loggerInstance: deps.logger ?? createLogger(settings),

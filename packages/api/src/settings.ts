@@ -194,6 +194,7 @@ const SPECS = {
   requestTimeoutSeconds: spec('REQUEST_TIMEOUT_SECONDS', decimal(0, 86_400, true), 60),
   keepAliveTimeoutSeconds: spec('KEEP_ALIVE_TIMEOUT_SECONDS', decimal(0, 86_400, true), 75),
   maxConnectionsPerAddress: spec('MAX_CONNECTIONS_PER_ADDRESS', integer(1), 256),
+  maxConnections: spec('MAX_CONNECTIONS', integer(1), 8192),
   approvalRulesFile: spec('APPROVAL_RULES_FILE', text, '', true),
   approvalTimeoutSeconds: spec('APPROVAL_TIMEOUT_SECONDS', decimal(1, 86_400 * 7), 600),
   checkpointMaxFileBytes: spec('CHECKPOINT_MAX_FILE_BYTES', integer(0), 10_485_760),

@@ -66,6 +66,7 @@ describe('settings', () => {
     expect(errorOf({ REQUEST_TIMEOUT_SECONDS: '0' })).toMatch(/^Invalid setting REQUEST_TIMEOUT_SECONDS: /);
     expect(errorOf({ KEEP_ALIVE_TIMEOUT_SECONDS: '-1' })).toMatch(/^Invalid setting KEEP_ALIVE_TIMEOUT_SECONDS: /);
     expect(errorOf({ MAX_CONNECTIONS_PER_ADDRESS: '0' })).toMatch(/^Invalid setting MAX_CONNECTIONS_PER_ADDRESS: /);
+    expect(errorOf({ MAX_CONNECTIONS: '0' })).toMatch(/^Invalid setting MAX_CONNECTIONS: /);
   });
 
   it('uses the start directory when ALLOWED_PATHS is empty, never "everything"', () => {

@@ -5,14 +5,20 @@ import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-err
 
 /**
  * Per-connection bookkeeping on the raw HTTP server: at most `maxPerAddress` open connections
- * from one client address (one client cannot hold every socket), and whether a connection's
- * first request line is too long or unfinished (so a header overflow can be told apart from a long URL).
+ * from one client address (one client cannot hold every socket), at most `maxTotal` in all (many
+ * addresses together cannot exhaust the process's memory and descriptors, which its own work
+ * needs too), and whether a connection's first request line is too long or unfinished (so a
+ * header overflow can be told apart from a long URL).
  */
 export class ConnectionGuard {
   private readonly open = new Map<string, number>();
+  private total = 0;
   private readonly longFirstLine = new WeakSet<Socket>();
 
-  constructor(private readonly maxPerAddress: number) {}
+  constructor(
+    private readonly maxPerAddress: number,
+    private readonly maxTotal: number,
+  ) {}
 
   attach(server: Server): void {
     server.on('connection', (socket: Socket) => this.accept(socket));
@@ -27,15 +33,21 @@ export class ConnectionGuard {
     const address = limitedAddress(socket.remoteAddress);
     const count = (this.open.get(address) ?? 0) + 1;
     this.open.set(address, count);
+    this.total += 1;
     socket.once('close', () => this.release(address));
     if (count > this.maxPerAddress) {
       writeRawError(socket, 429, `Too many open connections from this address (max ${this.maxPerAddress})`);
+      return;
+    }
+    if (this.total > this.maxTotal) {
+      writeRawError(socket, 503, `Too many open connections (max ${this.maxTotal})`);
       return;
     }
     this.watchFirstLine(socket);
   }
 
   private release(address: string): void {
+    this.total -= 1;
     const count = (this.open.get(address) ?? 1) - 1;
     if (count <= 0) this.open.delete(address);
     else this.open.set(address, count);

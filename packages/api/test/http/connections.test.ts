@@ -52,13 +52,16 @@ describe('slow and idle connections', () => {
   });
 });
 
-describe('connections per address', () => {
-  it('answers 429 on connections past MAX_CONNECTIONS_PER_ADDRESS and accepts new ones once others close', async () => {
-    const base = await listening({ MAX_CONNECTIONS_PER_ADDRESS: '3' });
+describe('open connection limits', () => {
+  it.each([
+    ['per address', { MAX_CONNECTIONS_PER_ADDRESS: '3' }, 429, 'Too many open connections from this address (max 3)'],
+    ['in all, over every address', { MAX_CONNECTIONS: '3', MAX_CONNECTIONS_PER_ADDRESS: '100' }, 503, 'Too many open connections (max 3)'],
+  ] as const)('refuses connections past the limit %s and accepts new ones once others close', async (_limit, env, status, detail) => {
+    const base = await listening(env);
     const held = [await socketTo(base), await socketTo(base), await socketTo(base)];
     const extra = await socketTo(base);
     const refused = parseRaw(await readUntilClosed(extra));
-    expect(refused).toEqual({ status: 429, body: { detail: 'Too many open connections from this address (max 3)' } });
+    expect(refused).toEqual({ status, body: { detail } });
     held[0]!.destroy();
     await expect.poll(async () => (await send(base, { path: '/' }).catch(() => ({ status: 0 }))).status).toBe(200);
   });
