@@ -4,7 +4,10 @@
 #   docker build -t mada-api .
 # Running it, the compose stack and the production settings: docs/deployment.md.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22, the maintained LTS line on which better-sqlite3 12 runs (Node 20 reached its end of life
+# in April 2026; Node 24 from 24.19 on aborts with better-sqlite3 12, see README). The release
+# workflow tests this same line before it builds the image.
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
 # toolchain: the lockfile and every workspace manifest (npm ci checks the lockfile against all of
