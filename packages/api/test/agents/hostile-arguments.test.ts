@@ -1,0 +1,62 @@
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withHealthChecks } from '../support/health-checks.js';
+import { startService, type ServiceProcess } from '../support/service-process.js';
+import { parseFrames } from '../support/sse.js';
+
+/**
+ * EXTENSIONS.md section 1: no tool input can stall the service. A model steered by a hostile
+ * repository sends native tool calls whose arguments are built to make the tool's own work
+ * explode; the service runs as its own process, so a held event loop shows as GET /health going
+ * unanswered while the call runs.
+ */
+
+let model: ScriptedModel;
+let service: ServiceProcess;
+let workdir: string;
+
+beforeAll(async () => {
+  workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-hostile-args-')));
+  model = await startScriptedModel();
+  service = await startService({ LLM_BASE_URL: model.url, SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '400000' }, workdir);
+}, 60_000);
+
+afterAll(async () => {
+  service?.child.kill('SIGKILL');
+  await model?.close();
+});
+
+const runTask = (prompt: string): Promise<Response> =>
+  fetch(`${service.url}/agents/stream`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_type: 'task', prompt, working_dir: workdir, mode: 'auto_accept' }),
+  });
+
+/** The text of the last tool result the model was sent. */
+const lastToolResult = (): string => model.requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '';
+
+const numberedLines = (count: number, word: string): string => Array.from({ length: count }, (_, i) => `${word} ${i}`).join('\n');
+
+describe('hostile tool-call arguments through a real run', () => {
+  // The diff preview of this edit took jsdiff 20 s of the event loop: every line differs.
+  it('edits 15,000 lines into 15,000 different ones, describes the change, and /health answers throughout', async () => {
+    const path = join(workdir, 'rewritten.txt');
+    const before = numberedLines(15_000, 'old');
+    const after = numberedLines(15_000, 'new');
+    writeFileSync(path, before);
+    model.push(scripted.toolCalls({ name: 'edit_file', arguments: { file_path: path, old_string: before, new_string: after } }), scripted.text('done'));
+    const { response, body, health } = await withHealthChecks(service.url, model, () => runTask('rewrite it'));
+    expect(response.status).toBe(200);
+    expect(parseFrames(body).at(-1)).toMatchObject({ event: 'done' });
+    expect(readFileSync(path, 'utf8')).toBe(after);
+    expect(lastToolResult()).toBe(
+      `Edited ${path}: replaced 1 occurrence.\n\n(the change is too large to show as a diff: about 14999 lines from line 1 on became 14999 lines)`,
+    );
+    expect(health.length).toBeGreaterThan(0);
+    expect(health.every((status) => status === 200)).toBe(true);
+  }, 90_000);
+});
