@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_MAX_WINDOW_CHARS } from '../../src/tools/read-file.js';
 import { withHealthChecks } from '../support/health-checks.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { parseFrames } from '../support/sse.js';
@@ -21,7 +23,7 @@ let workdir: string;
 beforeAll(async () => {
   workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-hostile-args-')));
   model = await startScriptedModel();
-  service = await startService({ LLM_BASE_URL: model.url, SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '400000' }, workdir);
+  service = await startService({ LLM_BASE_URL: model.url, SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '8000000' }, workdir);
 }, 60_000);
 
 afterAll(async () => {
@@ -57,6 +59,23 @@ describe('hostile tool-call arguments through a real run', () => {
       `Edited ${path}: replaced 1 occurrence.\n\n(the change is too large to show as a diff: about 14999 lines from line 1 on became 14999 lines)`,
     );
     expect(health.length).toBeGreaterThan(0);
+    expect(health.every((status) => status === 200)).toBe(true);
+  }, 90_000);
+
+  // A limit of 10^8 held every line of the file: 900 MB of the service's memory for a 39 MB file.
+  it('reads a file of two million lines with a limit of 10^8 as one window of bounded size', async () => {
+    const path = join(workdir, 'numbers.txt');
+    execFileSync('sh', ['-c', `seq 1 2000000 > '${path}'`]);
+    model.push(scripted.toolCalls({ name: 'read_file', arguments: { file_path: path, limit: 100_000_000 } }), scripted.text('done'));
+    const { response, body, health } = await withHealthChecks(service.url, model, () => runTask('read it'));
+    expect(response.status).toBe(200);
+    expect(parseFrames(body).at(-1)).toMatchObject({ event: 'done' });
+    const result = lastToolResult();
+    expect(result.startsWith('     1\t1\n     2\t2\n')).toBe(true);
+    expect(result.length).toBeLessThan(READ_MAX_WINDOW_CHARS + 1_000);
+    expect(result).toMatch(
+      new RegExp(`\\n\\(Showing lines 1-(\\d+); the file continues, and at most ${READ_MAX_WINDOW_CHARS} characters are returned at once\\. Call read_file with offset=\\1 to read more\\.\\)$`),
+    );
     expect(health.every((status) => status === 200)).toBe(true);
   }, 90_000);
 });
