@@ -1,4 +1,5 @@
 import { structuredPatch } from 'diff';
+import { counted } from './text.js';
 
 /** Enough of a diff to check an edit; a larger one is cut with a note. */
 export const DIFF_PREVIEW_MAX_LINES = 200;
@@ -71,11 +72,16 @@ function changedRegion(before: string, after: string): { start: number; beforeEn
   return { start, beforeEnd: Math.max(start, lineEnd(before)), afterEnd: Math.max(start, lineEnd(after)) };
 }
 
+/** Lines of `text` between `from` and `to`, a last one without its newline included. */
+function countLines(text: string, from: number, to: number): number {
+  return countNewlines(text, from, to) + (to > from && text.charCodeAt(to - 1) !== 10 ? 1 : 0);
+}
+
 function tooLarge(before: string, after: string, region: ReturnType<typeof changedRegion>): string {
   const firstLine = countNewlines(before, 0, region.start) + 1;
-  const removed = countNewlines(before, region.start, region.beforeEnd);
-  const added = countNewlines(after, region.start, region.afterEnd);
-  return `(the change is too large to show as a diff: about ${removed} lines from line ${firstLine} on became ${added} lines)`;
+  const removed = counted(countLines(before, region.start, region.beforeEnd), 'line');
+  const added = counted(countLines(after, region.start, region.afterEnd), 'line');
+  return `(the change is too large to show as a diff: ${removed} from line ${firstLine} on became ${added})`;
 }
 
 /**

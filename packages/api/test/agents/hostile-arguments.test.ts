@@ -56,7 +56,7 @@ describe('hostile tool-call arguments through a real run', () => {
     expect(parseFrames(body).at(-1)).toMatchObject({ event: 'done' });
     expect(readFileSync(path, 'utf8')).toBe(after);
     expect(lastToolResult()).toBe(
-      `Edited ${path}: replaced 1 occurrence.\n\n(the change is too large to show as a diff: about 14999 lines from line 1 on became 14999 lines)`,
+      `Edited ${path}: replaced 1 occurrence.\n\n(the change is too large to show as a diff: 15000 lines from line 1 on became 15000 lines)`,
     );
     expect(health.length).toBeGreaterThan(0);
     expect(health.every((status) => status === 200)).toBe(true);

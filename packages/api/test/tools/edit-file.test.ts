@@ -1,7 +1,9 @@
 import { mkdir, readFile, symlink, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
+import { applyPatch } from 'diff';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool } from '../../src/tools/edit-file.js';
+import { EDIT_CORPUS } from './corpus/edits.js';
 import { createWorkspace, lockAgainstWriting, type Workspace } from './workspace.js';
 
 let ws: Workspace;
@@ -193,7 +195,7 @@ describe('edit_file', () => {
     const path = await ws.write('all.txt', `head\n${before}\ntail\n`);
     const result = await edit(path, { old_string: before, new_string: after });
     expect(result.success).toBe(true);
-    expect(result.metadata.diff).toBe('(the change is too large to show as a diff: about 5000 lines from line 2 on became 5000 lines)');
+    expect(result.metadata.diff).toBe('(the change is too large to show as a diff: 5000 lines from line 2 on became 5000 lines)');
     expect(await readFile(path, 'utf8')).toBe(`head\n${after}\ntail\n`);
   });
 
@@ -201,6 +203,20 @@ describe('edit_file', () => {
     const path = await ws.write('end.txt', 'a\nb\nc');
     const result = await edit(path, { old_string: 'c', new_string: 'c\nd' });
     expect(result.metadata.diff).toBe([`--- ${path}`, `+++ ${path}`, '@@ -1,3 +1,4 @@', ' a', ' b', '-c', '\\ No newline at end of file', '+c', '+d', '\\ No newline at end of file'].join('\n'));
+  });
+
+  it.each(EDIT_CORPUS.map((entry) => [entry.name, entry] as const))('previews the edit corpus case %s', async (_name, entry) => {
+    const before = `head\n${entry.before()}\ntail\n`;
+    const after = `head\n${entry.after()}\ntail\n`;
+    const path = await ws.write('corpus.txt', before);
+    const result = await edit(path, { old_string: entry.before(), new_string: entry.after() });
+    expect(await readFile(path, 'utf8')).toBe(after);
+    const diff = String(result.metadata.diff);
+    if (entry.preview === 'described') {
+      expect(diff).toMatch(/^\(the change is too large to show as a diff: \d+ lines? from line \d+ on became \d+ lines?\)$/);
+    } else {
+      expect(applyPatch(before, diff)).toBe(after);
+    }
   });
 
   it('announces file_path and replace_all in tool_start', () => {
