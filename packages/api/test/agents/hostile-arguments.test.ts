@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ARGUMENT_DEPTH } from '../../src/model/index.js';
 import { READ_MAX_WINDOW_CHARS } from '../../src/tools/read-file.js';
 import { withHealthChecks } from '../support/health-checks.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
@@ -18,21 +19,26 @@ import { parseFrames } from '../support/sse.js';
 
 let model: ScriptedModel;
 let service: ServiceProcess;
+/** The same service speaking the OpenAI protocol: the scripted model sends raw arguments verbatim there. */
+let openaiService: ServiceProcess;
 let workdir: string;
 
 beforeAll(async () => {
   workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-hostile-args-')));
   model = await startScriptedModel();
-  service = await startService({ LLM_BASE_URL: model.url, SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '8000000' }, workdir);
+  const env = { SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '8000000' };
+  service = await startService({ ...env, LLM_BASE_URL: model.url }, workdir);
+  openaiService = await startService({ ...env, LLM_PROVIDER: 'openai', LLM_BASE_URL: `${model.url}/v1` }, workdir);
 }, 60_000);
 
 afterAll(async () => {
   service?.child.kill('SIGKILL');
+  openaiService?.child.kill('SIGKILL');
   await model?.close();
 });
 
-const runTask = (prompt: string): Promise<Response> =>
-  fetch(`${service.url}/agents/stream`, {
+const runTask = (prompt: string, on: ServiceProcess = service): Promise<Response> =>
+  fetch(`${on.url}/agents/stream`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ agent_type: 'task', prompt, working_dir: workdir, mode: 'auto_accept' }),
@@ -78,4 +84,18 @@ describe('hostile tool-call arguments through a real run', () => {
     );
     expect(health.every((status) => status === 200)).toBe(true);
   }, 90_000);
+
+  // JSON.parse takes any depth; the event encoder's recursive walk then overflowed the stack and
+  // its RangeError ended the service process.
+  it.each([
+    ['an array 100,000 levels deep as the pattern', `{"pattern":${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
+    ['an object 100,000 levels deep beside the pattern', `{"pattern":"needle","x":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`],
+  ])('answers a call whose arguments are %s with an error, and the service lives on', async (_name, rawArguments) => {
+    model.push(scripted.toolCalls({ name: 'grep_content', rawArguments }), scripted.text('done'));
+    const { response, body, health } = await withHealthChecks(openaiService.url, model, () => runTask('search', openaiService));
+    expect(response.status).toBe(200);
+    expect(parseFrames(body).at(-1)).toMatchObject({ event: 'done' });
+    expect(lastToolResult()).toBe(`Error: Invalid arguments for grep_content: The arguments nest objects or arrays more than ${MAX_ARGUMENT_DEPTH} levels deep`);
+    expect(health.every((status) => status === 200)).toBe(true);
+  }, 60_000);
 });
