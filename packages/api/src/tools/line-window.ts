@@ -52,7 +52,7 @@ class LineBuffer {
  * Lines `offset` (0-based) to `offset + limit` of a UTF-8 file, streamed: the file is read only as
  * far as the window needs, and a huge line costs no more memory than `maxLineChars`. The window
  * also ends once its lines, as shown, hold `maxWindowChars`: `limit` is the model's to choose, and millions
- * of lines would be held, joined and sent on whole.
+ * of lines would be held, joined and sent on whole. `signal` ends the read between chunks.
  */
 export async function readLineWindow(
   file: FileHandle,
@@ -60,6 +60,7 @@ export async function readLineWindow(
   limit: number,
   maxLineChars: number,
   maxWindowChars: number,
+  signal: AbortSignal,
 ): Promise<LineWindow> {
   const window: LineWindow = { binary: false, lines: [], shortened: 0, hasMore: false, fullAtSize: false };
   const end = offset + limit;
@@ -79,6 +80,8 @@ export async function readLineWindow(
     index++;
   };
   for await (const chunk of file.createReadStream({ encoding: 'utf8', highWaterMark: 64 * 1024, autoClose: false }) as AsyncIterable<string>) {
+    // A far offset in a sparse file of a terabyte reads for many minutes: the deadline ends it.
+    signal.throwIfAborted();
     if (first && chunk.includes('\0')) return { ...window, binary: true };
     first = false;
     for (let start = 0; start < chunk.length; ) {

@@ -89,7 +89,7 @@ export const readFileTool: Tool<typeof parameters> = {
       let window: LineWindow;
       try {
         if (!(await file.stat()).isFile()) throw new ToolError(`Not a regular file: ${params.file_path}`);
-        window = await readLineWindow(file, params.offset, params.limit, READ_MAX_LINE_CHARS, READ_MAX_WINDOW_CHARS).catch((error: unknown) => {
+        window = await readLineWindow(file, params.offset, params.limit, READ_MAX_LINE_CHARS, READ_MAX_WINDOW_CHARS, context.signal).catch((error: unknown) => {
           throw readError(error, params.file_path);
         });
       } finally {

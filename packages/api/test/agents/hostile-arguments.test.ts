@@ -26,7 +26,7 @@ let workdir: string;
 beforeAll(async () => {
   workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-hostile-args-')));
   model = await startScriptedModel();
-  const env = { SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '8000000' };
+  const env = { SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '8000000', TOOL_TIMEOUT_SECONDS: '5' };
   service = await startService({ ...env, LLM_BASE_URL: model.url }, workdir);
   openaiService = await startService({ ...env, LLM_PROVIDER: 'openai', LLM_BASE_URL: `${model.url}/v1` }, workdir);
 }, 60_000);
@@ -96,6 +96,19 @@ describe('hostile tool-call arguments through a real run', () => {
     expect(response.status).toBe(200);
     expect(parseFrames(body).at(-1)).toMatchObject({ event: 'done' });
     expect(lastToolResult()).toBe(`Error: Invalid arguments for grep_content: The arguments nest objects or arrays more than ${MAX_ARGUMENT_DEPTH} levels deep`);
+    expect(health.every((status) => status === 200)).toBe(true);
+  }, 60_000);
+
+  // Nothing stopped the read: a terabyte at a gigabyte or two a second, and cancelling the run did
+  // not end it either.
+  it('stops reading toward a far offset of a sparse terabyte file at the tool deadline', async () => {
+    const path = join(workdir, 'sparse.txt');
+    execFileSync('sh', ['-c', `yes line | head -c 65536 > '${path}' && truncate -s 1T '${path}'`]);
+    model.push(scripted.toolCalls({ name: 'read_file', arguments: { file_path: path, offset: 1_000_000_000_000 } }), scripted.text('done'));
+    const { response, body, health } = await withHealthChecks(service.url, model, () => runTask('read the end'));
+    expect(response.status).toBe(200);
+    expect(parseFrames(body).at(-1)).toMatchObject({ event: 'done' });
+    expect(lastToolResult()).toBe('Error: read_file timed out after 5s');
     expect(health.every((status) => status === 200)).toBe(true);
   }, 60_000);
 });
