@@ -18,6 +18,7 @@ import {
   type RuntimeInfoSource,
   type ToolCallMode,
   type ToolDefinition,
+  withBoundedArguments,
 } from '../model/index.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 import { ContextBudget, promptRoom } from './context-window.js';
@@ -180,7 +181,8 @@ export class RunLoop {
     const signal = this.input.toolContext.signal;
     this.input.usage.model_calls++;
     if (this.input.streaming) return this.streamTurn(prepared, signal);
-    const response = await this.model.complete(prepared.request, signal);
+    const answer = await this.model.complete(prepared.request, signal);
+    const response = { ...answer, toolCalls: answer.toolCalls.map(withBoundedArguments) };
     this.countUsage(prepared, response);
     return this.recognise(response);
   }
@@ -200,7 +202,7 @@ export class RunLoop {
   private recognise(turn: Turn): Turn {
     if (turn.toolCalls.length > 0) return { text: stripThinking(turn.text), toolCalls: turn.toolCalls };
     const found = extractTextToolCalls(turn.text, this.input.tools.keys());
-    return { text: found.text, toolCalls: found.calls };
+    return { text: found.text, toolCalls: found.calls.map(withBoundedArguments) };
   }
 
   /**
@@ -213,7 +215,7 @@ export class RunLoop {
     let response: ModelResponse | undefined;
     const toolCalls: ModelToolCall[] = [];
     for await (const part of this.model.stream(prepared.request, signal)) {
-      if (part.type === 'tool-call') toolCalls.push(part.call);
+      if (part.type === 'tool-call') toolCalls.push(withBoundedArguments(part.call));
       else if (part.type === 'finish') response = part.response;
       else if (!holding) this.sendText(gate.push(part.text));
     }

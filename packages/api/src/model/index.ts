@@ -1,3 +1,4 @@
+export { MAX_ARGUMENT_DEPTH, withBoundedArguments } from './argument-depth.js';
 export { createModelClient, type ModelClientOptions, type ModelSettings } from './create-model-client.js';
 export { describeTool } from './describe-tool.js';
 export { ModelError, refusesTools, streamWithoutFinish, type ModelErrorKind } from './errors.js';

@@ -12,9 +12,18 @@ import { failureFor, ToolError } from './tool-errors.js';
 export const GREP_MAX_MATCHES = 500;
 /** A matching line of minified code can be huge; the agent needs where it is, not all of it. */
 export const GREP_MAX_LINE_CHARS = 500;
+/**
+ * Longest pattern taken. ripgrep gets it as one argument, and Linux refuses an argument over
+ * 128 KiB (E2BIG: the agent read only `grep_content failed: spawn E2BIG`); 32,768 characters stay
+ * under that even at 4 UTF-8 bytes each.
+ */
+export const GREP_MAX_PATTERN_CHARS = 32_768;
 
 const parameters = z.object({
-  pattern: z.string().describe('Regular expression searched line by line, e.g. "def \\w+_handler", "TODO|FIXME"'),
+  pattern: z
+    .string()
+    .max(GREP_MAX_PATTERN_CHARS, `pattern is longer than ${GREP_MAX_PATTERN_CHARS} characters; search for a shorter one`)
+    .describe('Regular expression searched line by line, e.g. "def \\w+_handler", "TODO|FIXME"'),
   path: z.string().optional().describe('File or directory to search, absolute or relative to the working directory (default: the working directory)'),
   file_glob: z.string().optional().describe('Only search files matching this glob: "*.py" (any depth), "src/**/*.ts" (from path), "!*.test.ts" (exclude)'),
   context_lines: z.number().int().min(0).max(50).default(0).describe('Lines of context to show before and after each match (default 0)'),

@@ -10,9 +10,14 @@ export interface LineWindow {
   shortened: number;
   /** Lines follow the window. */
   hasMore: boolean;
+  /** The window ended before `limit` lines because it reached `maxWindowChars`. */
+  fullAtSize: boolean;
   /** Lines in the file, known only when the end was reached. */
   totalLines?: number;
 }
+
+/** Characters a shown line takes besides its text (a number of 6 columns and a tab, a newline). */
+const SHOWN_LINE_OVERHEAD = 8;
 
 /** The one line being read, holding at most `max + 1` characters of it. */
 class LineBuffer {
@@ -45,27 +50,42 @@ class LineBuffer {
 
 /**
  * Lines `offset` (0-based) to `offset + limit` of a UTF-8 file, streamed: the file is read only as
- * far as the window needs, and a huge line costs no more memory than `maxLineChars`.
+ * far as the window needs, and a huge line costs no more memory than `maxLineChars`. The window
+ * also ends once its lines, as shown, hold `maxWindowChars`: `limit` is the model's to choose, and millions
+ * of lines would be held, joined and sent on whole. `signal` ends the read between chunks.
  */
-export async function readLineWindow(file: FileHandle, offset: number, limit: number, maxLineChars: number): Promise<LineWindow> {
-  const window: LineWindow = { binary: false, lines: [], shortened: 0, hasMore: false };
+export async function readLineWindow(
+  file: FileHandle,
+  offset: number,
+  limit: number,
+  maxLineChars: number,
+  maxWindowChars: number,
+  signal: AbortSignal,
+): Promise<LineWindow> {
+  const window: LineWindow = { binary: false, lines: [], shortened: 0, hasMore: false, fullAtSize: false };
   const end = offset + limit;
   const buffer = new LineBuffer(maxLineChars);
   let index = 0;
+  let windowChars = 0;
   let first = true;
+  const full = (): boolean => index >= end || windowChars >= maxWindowChars;
+  const more = (): LineWindow => ({ ...window, hasMore: true, fullAtSize: index < end });
   const finishLine = (): void => {
     const { line, shortened } = buffer.take();
     if (index >= offset) {
       window.lines.push(line);
+      windowChars += line.length + SHOWN_LINE_OVERHEAD;
       if (shortened) window.shortened++;
     }
     index++;
   };
   for await (const chunk of file.createReadStream({ encoding: 'utf8', highWaterMark: 64 * 1024, autoClose: false }) as AsyncIterable<string>) {
+    // A far offset in a sparse file of a terabyte reads for many minutes: the deadline ends it.
+    signal.throwIfAborted();
     if (first && chunk.includes('\0')) return { ...window, binary: true };
     first = false;
     for (let start = 0; start < chunk.length; ) {
-      if (index >= end) return { ...window, hasMore: true };
+      if (full()) return more();
       const newline = chunk.indexOf('\n', start);
       const stop = newline === -1 ? chunk.length : newline;
       if (index >= offset) buffer.append(chunk.slice(start, stop));
@@ -76,7 +96,7 @@ export async function readLineWindow(file: FileHandle, offset: number, limit: nu
     }
   }
   if (!buffer.empty) {
-    if (index >= end) return { ...window, hasMore: true };
+    if (full()) return more();
     finishLine();
   }
   return { ...window, totalLines: index };

@@ -9,6 +9,13 @@ import { errnoCode, failureFor, ToolError } from './tool-errors.js';
 
 export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_LINE_CHARS = 2000;
+/**
+ * Most characters of numbered lines one call returns: what the default window of the longest
+ * (cut) lines holds, so a window of at most READ_DEFAULT_LIMIT lines is never shortened by it.
+ * A larger `limit` on a file of millions of short lines stops here (it held the whole file, a
+ * result of 78 MB and 900 MB of the service's memory for a 39 MB file).
+ */
+export const READ_MAX_WINDOW_CHARS = READ_DEFAULT_LIMIT * (READ_MAX_LINE_CHARS + 64);
 
 const parameters = z.object({
   file_path: z.string().min(1).describe('Absolute path of the file to read'),
@@ -57,8 +64,9 @@ function render(window: LineWindow, params: ReadParams, filePath: string) {
     return fail(`Offset ${params.offset} is past the end of ${filePath}, which has ${counted(window.totalLines ?? 0, 'line')}`, metadata);
   }
   const next = params.offset + window.lines.length;
+  const size = window.fullAtSize ? `, and at most ${READ_MAX_WINDOW_CHARS} characters are returned at once` : '';
   const more = window.hasMore
-    ? `\n\n(Showing lines ${params.offset + 1}-${next}; the file continues. Call read_file with offset=${next} to read more.)`
+    ? `\n\n(Showing lines ${params.offset + 1}-${next}; the file continues${size}. Call read_file with offset=${next} to read more.)`
     : '';
   return succeed(numbered(window.lines, params.offset) + more, metadata);
 }
@@ -81,7 +89,7 @@ export const readFileTool: Tool<typeof parameters> = {
       let window: LineWindow;
       try {
         if (!(await file.stat()).isFile()) throw new ToolError(`Not a regular file: ${params.file_path}`);
-        window = await readLineWindow(file, params.offset, params.limit, READ_MAX_LINE_CHARS).catch((error: unknown) => {
+        window = await readLineWindow(file, params.offset, params.limit, READ_MAX_LINE_CHARS, READ_MAX_WINDOW_CHARS, context.signal).catch((error: unknown) => {
           throw readError(error, params.file_path);
         });
       } finally {

@@ -5,6 +5,7 @@ import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_CORPUS } from '../model/corpus/text-tool-calls.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
+import { withHealthChecks as checkHealthDuring } from '../support/health-checks.js';
 import { parseFrames } from '../support/sse.js';
 
 /**
@@ -45,25 +46,7 @@ function pieces(text: string): string[] {
   return out;
 }
 
-/**
- * Runs `request` while asking GET /health every 100 ms from the moment the model is asked until
- * the run answers: the statuses of those checks, each given a generous 15 s to answer at all.
- */
-async function withHealthChecks(request: () => Promise<Response>): Promise<{ response: Response; body: string; health: number[] }> {
-  const asked = model.requests.length;
-  let finished = false;
-  const run = request().then(async (response) => ({ response, body: await response.text() }));
-  void run.finally(() => (finished = true));
-  const health: number[] = [];
-  await expect.poll(() => model.requests.length > asked || finished, { timeout: 30_000 }).toBe(true);
-  do {
-    const response = await fetch(`${service.url}/health`, { signal: AbortSignal.timeout(15_000) });
-    await response.arrayBuffer();
-    health.push(response.status);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  } while (!finished);
-  return { ...(await run), health };
-}
+const withHealthChecks = (request: () => Promise<Response>) => checkHealthDuring(service.url, model, request);
 
 describe('hostile model answers through a real run', () => {
   const chosen = ['unclosed braces', 'unclosed Mistral markers', 'JSON whose repair inserts a comma per element', 'DeepSeek call with a long run of spaces'];

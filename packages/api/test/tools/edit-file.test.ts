@@ -1,7 +1,9 @@
 import { mkdir, readFile, symlink, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
+import { applyPatch } from 'diff';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool } from '../../src/tools/edit-file.js';
+import { EDIT_CORPUS } from './corpus/edits.js';
 import { createWorkspace, lockAgainstWriting, type Workspace } from './workspace.js';
 
 let ws: Workspace;
@@ -163,6 +165,58 @@ describe('edit_file', () => {
       expect((await edit(ws.path('alias.txt'), { old_string: 'alpha', new_string: 'beta' })).success).toBe(true);
       expect(await readFile(target, 'utf8')).toBe('beta\n');
     });
+  });
+
+  it('shows a one-line change deep in a long file with its real line numbers', async () => {
+    const lines = Array.from({ length: 200_000 }, (_, i) => `row ${i}`);
+    const path = await ws.write('long.txt', `${lines.join('\n')}\n`);
+    const result = await edit(path, { old_string: 'row 150000\n', new_string: 'row 150000 changed\nrow inserted\n' });
+    expect(result.metadata.diff).toBe(
+      [
+        `--- ${path}`,
+        `+++ ${path}`,
+        '@@ -149998,7 +149998,8 @@',
+        ' row 149997',
+        ' row 149998',
+        ' row 149999',
+        '-row 150000',
+        '+row 150000 changed',
+        '+row inserted',
+        ' row 150001',
+        ' row 150002',
+        ' row 150003',
+      ].join('\n'),
+    );
+  });
+
+  it('describes a change of thousands of dissimilar lines instead of diffing it', async () => {
+    const before = Array.from({ length: 5_000 }, (_, i) => `old ${i}`).join('\n');
+    const after = Array.from({ length: 5_000 }, (_, i) => `new ${i}`).join('\n');
+    const path = await ws.write('all.txt', `head\n${before}\ntail\n`);
+    const result = await edit(path, { old_string: before, new_string: after });
+    expect(result.success).toBe(true);
+    expect(result.metadata.diff).toBe('(the change is too large to show as a diff: 5000 lines from line 2 on became 5000 lines)');
+    expect(await readFile(path, 'utf8')).toBe(`head\n${after}\ntail\n`);
+  });
+
+  it('marks a missing final newline when the change reaches the end of the file', async () => {
+    const path = await ws.write('end.txt', 'a\nb\nc');
+    const result = await edit(path, { old_string: 'c', new_string: 'c\nd' });
+    expect(result.metadata.diff).toBe([`--- ${path}`, `+++ ${path}`, '@@ -1,3 +1,4 @@', ' a', ' b', '-c', '\\ No newline at end of file', '+c', '+d', '\\ No newline at end of file'].join('\n'));
+  });
+
+  it.each(EDIT_CORPUS.map((entry) => [entry.name, entry] as const))('previews the edit corpus case %s', async (_name, entry) => {
+    const before = `head\n${entry.before()}\ntail\n`;
+    const after = `head\n${entry.after()}\ntail\n`;
+    const path = await ws.write('corpus.txt', before);
+    const result = await edit(path, { old_string: entry.before(), new_string: entry.after() });
+    expect(await readFile(path, 'utf8')).toBe(after);
+    const diff = String(result.metadata.diff);
+    if (entry.preview === 'described') {
+      expect(diff).toMatch(/^\(the change is too large to show as a diff: \d+ lines? from line \d+ on became \d+ lines?\)$/);
+    } else {
+      expect(applyPatch(before, diff)).toBe(after);
+    }
   });
 
   it('announces file_path and replace_all in tool_start', () => {

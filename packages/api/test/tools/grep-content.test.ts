@@ -1,6 +1,6 @@
 import { symlink } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createGrepContentTool, grepContentTool } from '../../src/tools/grep-content.js';
+import { createGrepContentTool, GREP_MAX_PATTERN_CHARS, grepContentTool } from '../../src/tools/grep-content.js';
 import { bothBackends } from './search/backends.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
@@ -155,5 +155,21 @@ describe('grep_content', () => {
     expect(params).toMatchObject({ context_lines: 0, case_sensitive: true });
     expect(grepContentTool.startArgs({ ...params, path: 'src', file_glob: '*.ts' })).toEqual({ pattern: 'x', path: 'src', file_glob: '*.ts' });
     expect(grepContentTool.readOnly).toBe(true);
+  });
+
+  it(`refuses a pattern over GREP_MAX_PATTERN_CHARS with a message, and searches one just under it`, async () => {
+    const refused = grepContentTool.parameters.safeParse({ pattern: 'é'.repeat(GREP_MAX_PATTERN_CHARS + 1) });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]?.message).toBe(`pattern is longer than ${GREP_MAX_PATTERN_CHARS} characters; search for a shorter one`);
+    const ws = await createWorkspace();
+    try {
+      await ws.write('a.txt', 'needle\n');
+      const alternatives = Array.from({ length: 4_000 }, (_, i) => `wörd${i}`).join('|');
+      const pattern = `${alternatives}|needle`.slice(-GREP_MAX_PATTERN_CHARS);
+      const result = await grepContentTool.execute(grepContentTool.parameters.parse({ pattern: pattern.slice(pattern.indexOf('|') + 1) }), ws.context());
+      expect(result.data).toContain('a.txt:1: needle');
+    } finally {
+      await ws.remove();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFileTool } from '../../src/tools/read-file.js';
+import { READ_DEFAULT_LIMIT, READ_MAX_WINDOW_CHARS, readFileTool } from '../../src/tools/read-file.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
 let ws: Workspace;
@@ -151,6 +151,25 @@ describe('read_file', () => {
       await symlink(ws.path('real.txt'), ws.path('alias.txt'));
       expect(await read(ws.path('alias.txt'))).toMatchObject({ success: true, data: '     1\tinside' });
     });
+  });
+
+  it('ends a window of a huge limit at READ_MAX_WINDOW_CHARS, and the next call goes on from there', async () => {
+    const file = await ws.write('many.txt', lines(600_000, 'n'));
+    const first = await read(file, { limit: 10_000_000 });
+    const shown = Number(first.metadata.lines_returned);
+    expect(shown).toBeGreaterThan(READ_DEFAULT_LIMIT);
+    expect(shown).toBeLessThan(600_000);
+    expect(first.data.length).toBeLessThan(READ_MAX_WINDOW_CHARS + 1_000);
+    expect(first.data.endsWith(`(Showing lines 1-${shown}; the file continues, and at most ${READ_MAX_WINDOW_CHARS} characters are returned at once. Call read_file with offset=${shown} to read more.)`)).toBe(true);
+    const next = await read(file, { offset: shown, limit: 1 });
+    expect(next.data.split('\n')[0]).toBe(`${String(shown + 1).padStart(6)}\tn ${shown + 1}`);
+  });
+
+  it('returns the default window of 2000 cut lines whole', async () => {
+    const file = await ws.write('wide.txt', lines(2_100, 'x'.repeat(3_000)));
+    const result = await read(file);
+    expect(result.metadata).toMatchObject({ lines_returned: READ_DEFAULT_LIMIT, lines_cut: READ_DEFAULT_LIMIT, has_more: true });
+    expect(result.data.endsWith('(Showing lines 1-2000; the file continues. Call read_file with offset=2000 to read more.)')).toBe(true);
   });
 
   it('validates and defaults its parameters', () => {
