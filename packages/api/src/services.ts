@@ -63,7 +63,10 @@ export interface ServiceOptions {
 export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>, startDir: string): string[] {
   const database = settings.database.dialect === 'sqlite' && settings.database.path !== ':memory:' ? settings.database.path : undefined;
   const databaseFiles = database === undefined ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${database}${suffix}`);
-  return [settings.dataDir, ...databaseFiles, join(startDir, '.env')];
+  // /proc: the file tools run in this process, and /proc/self/environ holds the settings given as
+  // environment variables (API keys, DATABASE_URL), which .env hiding alone leaves readable when
+  // ALLOWED_PATHS reaches /. No coding task needs a process's /proc; the shell has its own.
+  return [settings.dataDir, ...databaseFiles, join(startDir, '.env'), '/proc'];
 }
 
 /** Keyed users do not learn where the runtime and search engine live; the owner in local mode may. */

@@ -22,7 +22,7 @@ afterEach(async () => {
 async function toolResultOf(tool: string, args: Record<string, unknown>): Promise<string> {
   model.push(scripted.toolCalls({ name: tool, arguments: args }), scripted.text('done'));
   await t.app.inject({ method: 'POST', url: '/agents/run', payload: { agent_type: 'task', prompt: 'widen the sandbox', mode: 'auto_accept' } });
-  return model.requests[1]?.messages.at(-1)?.content ?? '';
+  return model.requests.at(-1)?.messages.at(-1)?.content ?? '';
 }
 
 const HIDDEN = "(the service's own data and settings are hidden from tools)";
@@ -55,5 +55,20 @@ describe("the service's own .env, in its start directory (the default sandbox)",
   it('leaves other .env files in projects writable', async () => {
     const projectEnv = join(t.workdir, 'app.env');
     expect(await toolResultOf('write_file', { file_path: projectEnv, content: 'X=1\n' })).toMatch(/^Created /);
+  });
+});
+
+describe("the service's own process under /proc, with ALLOWED_PATHS reaching /", () => {
+  beforeEach(async () => {
+    await t.close();
+    t = await createTestApp({ model: { url: model.url }, env: { ALLOWED_PATHS: '/' } });
+  });
+
+  it('cannot be read, listed or searched with the file tools: its environment holds the settings', async () => {
+    for (const path of ['/proc/self/environ', `/proc/${process.pid}/environ`, '/proc/thread-self/../environ']) {
+      expect(await toolResultOf('read_file', { file_path: path })).toBe(`Path not allowed: ${path} ${HIDDEN}`);
+    }
+    expect(await toolResultOf('grep_content', { pattern: 'PATH=', path: '/proc/self' })).toBe(`Path not allowed: /proc/self ${HIDDEN}`);
+    expect(await toolResultOf('glob_files', { pattern: '*', path: '/proc' })).toBe(`Path not allowed: /proc ${HIDDEN}`);
   });
 });
