@@ -77,6 +77,8 @@ export async function listenWithAcceptors(
  * Node options.
  */
 function copiesOf(server: NetServer, count: number, onConnection: (socket: Socket) => void, node: string): Promise<NetServer[]> {
+  // Taken before the helper starts: a helper left waiting for a handle would stay until the service exits.
+  const handle = bareHandle(server);
   return new Promise((resolve, reject) => {
     const copier = spawn(node, ['-e', COPIER], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
     const copies: NetServer[] = [];
@@ -98,10 +100,10 @@ function copiesOf(server: NetServer, count: number, onConnection: (socket: Socke
     };
     const timer = setTimeout(() => settle(new Error(`no copies within ${COPY_TIMEOUT_MS} ms`)), COPY_TIMEOUT_MS);
     copier.on('error', settle);
-    copier.on('message', (_message, handle) => {
-      if (handle === undefined) return;
+    copier.on('message', (_message, copy) => {
+      if (copy === undefined) return;
       // Its connections have somewhere to go before it listens.
-      copies.push(new Server().on('connection', onConnection).listen(handle));
+      copies.push(new Server().on('connection', onConnection).listen(copy));
       if (copies.length === count) check();
     });
     copier.on('exit', (code, signal) => {
@@ -109,7 +111,7 @@ function copiesOf(server: NetServer, count: number, onConnection: (socket: Socke
       // Messages already read are delivered first; one still in the pipe arrives within a turn.
       setImmediate(check);
     });
-    copier.send({ copies: count }, bareHandle(server));
+    copier.send({ copies: count }, handle);
   });
 }
 
