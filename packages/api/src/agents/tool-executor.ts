@@ -5,6 +5,7 @@ import type { ModelToolCall } from '../model/index.js';
 import { CANNOT_WAIT, judgeCall } from './approval-check.js';
 import { toolDone, toolStart } from './events.js';
 import { errorMessage } from '../util/error-message.js';
+import { withDeadline } from '../util/deadline.js';
 
 export interface ExecutionContext {
   tools: ReadonlyMap<string, Tool>;
@@ -69,7 +70,8 @@ async function approvalRefusal(tool: Tool, params: unknown, call: ModelToolCall,
 
 async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {
   if (tool.modifiesFiles) await context.toolContext.beforeModify?.();
-  const signal = AbortSignal.any([context.toolContext.signal, AbortSignal.timeout(context.timeoutSeconds * 1000)]);
+  const deadline = withDeadline(context.toolContext.signal, context.timeoutSeconds * 1000);
+  const signal = deadline.signal;
   const log = context.toolContext.log;
   const started = performance.now();
   const took = (): number => Math.round(performance.now() - started);
@@ -87,5 +89,7 @@ async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context
     }
     log?.warn({ tool: call.name, err: error, duration_ms: took() }, 'tool call failed');
     return `Error: ${call.name} failed: ${errorMessage(error)}`;
+  } finally {
+    deadline.dispose();
   }
 }

@@ -1,6 +1,7 @@
 import type { ModelSettings } from './create-model-client.js';
 import { introspectRuntime, type RuntimeReport } from './introspection.js';
 import type { RuntimeInfo, RuntimeInfoSource } from './runtime-info.js';
+import { withDeadline } from '../util/deadline.js';
 
 export const REFRESH_INTERVAL_MS = 5 * 60_000;
 const PROBE_TIMEOUT_MS = 5_000;
@@ -61,11 +62,13 @@ export class RuntimeIntrospector implements RuntimeInfoSource {
   }
 
   private async look(): Promise<void> {
+    const deadline = withDeadline(this.stopping.signal, PROBE_TIMEOUT_MS);
     try {
-      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]);
-      this.apply(await introspectRuntime(this.settings, signal, this.options.fetch));
+      this.apply(await introspectRuntime(this.settings, deadline.signal, this.options.fetch));
     } catch (error) {
       if (!this.stopping.signal.aborted) this.options.onError?.(error);
+    } finally {
+      deadline.dispose();
     }
   }
 

@@ -3,6 +3,7 @@ import { HttpStatusError, isRetryable, retryAsync } from '../util/retry.js';
 import { fail, succeed, type Tool, type ToolContext, type ToolSettings } from './tool.js';
 import { errorMessage } from '../util/error-message.js';
 import { infrastructureFailure } from './infrastructure-failure.js';
+import { withDeadline } from '../util/deadline.js';
 
 export const SEARCH_CATEGORIES = ['general', 'images', 'news', 'science', 'it'] as const;
 const MAX_SNIPPET_CHARS = 500;
@@ -43,15 +44,17 @@ function searchUrl(settings: ToolSettings, params: SearchParams, query: string):
 
 /** One request, bounded by search_engine_timeout; statuses other than 2xx become HttpStatusError. */
 async function requestOnce(url: URL, timeoutSeconds: number, signal: AbortSignal): Promise<unknown> {
-  const response = await fetch(url, {
-    headers: { accept: 'application/json' },
-    signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutSeconds * 1000)]),
-  });
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new HttpStatusError(response.status);
+  const deadline = withDeadline(signal, timeoutSeconds * 1000);
+  try {
+    const response = await fetch(url, { headers: { accept: 'application/json' }, signal: deadline.signal });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new HttpStatusError(response.status);
+    }
+    return await response.json();
+  } finally {
+    deadline.dispose();
   }
-  return response.json();
 }
 
 const causes = (error: unknown): unknown[] => {
