@@ -1,7 +1,7 @@
 import { Brackets } from './brackets.js';
 import { argumentsValue, callsInJson, type ParsedCall } from './call-shapes.js';
 import { Claims, type Region } from './claims.js';
-import { closingIndex, parseLenientJson } from './lenient-json.js';
+import { parseLenientJson } from './lenient-json.js';
 
 export type { Region } from './claims.js';
 
@@ -38,12 +38,13 @@ const region = (start: number, end: number, calls: ParsedCall[] | undefined): Re
 /** JSON values one after another, separated by whitespace, `;` or `,` (Llama's python_tag, several Hermes calls). */
 export function callsInSequence(body: string, known: ReadonlySet<string>): ParsedCall[] | undefined {
   const calls: ParsedCall[] = [];
+  const brackets = new Brackets(body);
   let at = 0;
   for (;;) {
     while (at < body.length && /[\s;,]/.test(body[at]!)) at++;
     if (at >= body.length) return calls.length > 0 ? calls : undefined;
     if (body[at] !== '{' && body[at] !== '[') return undefined;
-    const close = closingIndex(body, at);
+    const close = brackets.close(at);
     const end = close < 0 ? body.length : close;
     const found = callsInJson(body.slice(at, end), known);
     if (found === undefined) return undefined;

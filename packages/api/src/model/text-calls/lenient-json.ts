@@ -80,22 +80,3 @@ function escapeRawControls(text: string): string {
   }
   return out + text.slice(from);
 }
-
-/** Index just past the bracket closing the one at `start`, ignoring brackets inside strings; -1 if none. */
-export function closingIndex(text: string, start: number): number {
-  let depth = 0;
-  let quote = '';
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (quote !== '') {
-      if (c === '\\') i++;
-      else if (c === quote) quote = '';
-    } else if (c === '"') quote = c;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return -1;
-}
