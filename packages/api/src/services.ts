@@ -27,7 +27,6 @@ import { RunSweeper } from './runs/run-sweeper.js';
 import { ApprovalService } from './approvals/approval-service.js';
 import { ApprovalRuleSet } from './tools/sandbox/command-policy/index.js';
 import { CheckpointService } from './checkpoints/checkpoint-service.js';
-import { logFields } from './util/log-context.js';
 import { sqliteRuntimeWarning } from './db/sqlite-runtime.js';
 
 export interface Services {
@@ -140,7 +139,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     options.model ??
     createModelClient(settings, {
       runtime,
-      onRetry: (error, attempt, delayMs) => log.warn({ ...logFields(), err: error, attempt, delayMs }, 'model runtime call retried'),
+      // A run's own logger when the call is a run's: the line then carries its run_id.
+      onRetry: (error, attempt, delayMs, callLog) => (callLog ?? log).warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
     });
   const metrics = new ServiceMetrics();
   const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, runtime);

@@ -109,9 +109,21 @@ export class AgentEngine {
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
     const usage = options.usage ?? emptyUsage();
-    const loop = this.loop(options, usage, this.workingDirectory(options.workingDir));
-    options.signal.throwIfAborted();
-    return { text: await loop.run(), usage };
+    return { text: await this.start(this.prepare(options, usage), options.signal), usage };
+  }
+
+  /**
+   * The run's loop, confined to its working directory. Refusals (an unknown agent, a directory
+   * not allowed) are thrown here, before anything runs.
+   */
+  protected prepare(options: RunOptions, usage: RunUsage): RunLoop {
+    return this.loop(options, usage, this.workingDirectory(options.workingDir));
+  }
+
+  /** Runs a prepared loop to its answer, unless the run was cancelled meanwhile. */
+  protected start(loop: RunLoop, signal: AbortSignal): Promise<string> {
+    signal.throwIfAborted();
+    return loop.run();
   }
 
   private loop(options: RunOptions, usage: RunUsage, workingDir: string): RunLoop {

@@ -181,7 +181,7 @@ export class RunLoop {
     const signal = this.input.toolContext.signal;
     this.input.usage.model_calls++;
     if (this.input.streaming) return this.streamTurn(prepared, signal);
-    const answer = await this.model.complete(prepared.request, signal);
+    const answer = await this.model.complete(prepared.request, signal, this.input.toolContext.log);
     const response = { ...answer, toolCalls: answer.toolCalls.map(withBoundedArguments) };
     this.countUsage(prepared, response);
     return this.recognise(response);
@@ -214,7 +214,7 @@ export class RunLoop {
     const holding = this.holdsBack();
     let response: ModelResponse | undefined;
     const toolCalls: ModelToolCall[] = [];
-    for await (const part of this.model.stream(prepared.request, signal)) {
+    for await (const part of this.model.stream(prepared.request, signal, this.input.toolContext.log)) {
       if (part.type === 'tool-call') toolCalls.push(withBoundedArguments(part.call));
       else if (part.type === 'finish') response = part.response;
       else if (!holding) this.sendText(gate.push(part.text));

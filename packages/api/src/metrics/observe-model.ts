@@ -27,10 +27,10 @@ export function observeModel(client: ModelClient, metrics: ServiceMetrics): Mode
   return {
     provider: client.provider,
     model: client.model,
-    async complete(request, signal) {
+    async complete(request, signal, log) {
       const started = performance.now();
       try {
-        const response = await client.complete(request, signal);
+        const response = await client.complete(request, signal, log);
         finish('complete', 'ok', started);
         countUsage(metrics, request, response);
         return response;
@@ -39,12 +39,12 @@ export function observeModel(client: ModelClient, metrics: ServiceMetrics): Mode
         throw error;
       }
     },
-    async *stream(request, signal): AsyncIterable<ModelStreamPart> {
+    async *stream(request, signal, log): AsyncIterable<ModelStreamPart> {
       const started = performance.now();
       let first = true;
       let outcome: CallOutcome | undefined;
       try {
-        for await (const part of client.stream(request, signal)) {
+        for await (const part of client.stream(request, signal, log)) {
           if (first) metrics.modelFirstToken.observe((performance.now() - started) / 1000);
           first = false;
           if (part.type === 'finish') {

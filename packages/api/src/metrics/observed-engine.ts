@@ -1,4 +1,5 @@
 import { AgentEngine, type EngineDeps, type RunOptions } from '../agents/engine.js';
+import { emptyUsage } from '../agents/run-usage.js';
 import { InterruptSignal } from '../runs/run-service.js';
 import type { RunStatus, ServiceMetrics } from './service-metrics.js';
 
@@ -20,11 +21,11 @@ export class ObservedEngine extends AgentEngine {
     // Refusals (unknown agent, working directory not allowed) happen before a run starts: they
     // are not runs, and only defined agent names ever become labels.
     const agent = this.agent(options.agentType).name;
-    this.workingDirectory(options.workingDir);
-    return this.measure(agent, options);
+    const loop = this.prepare(options, options.usage ?? emptyUsage());
+    return this.measure(agent, options, () => this.start(loop, options.signal));
   }
 
-  private async measure(agent: string, options: RunOptions): Promise<string> {
+  private async measure(agent: string, options: RunOptions, run: () => Promise<string>): Promise<string> {
     const started = performance.now();
     const end = (status: RunStatus): void => {
       this.metrics.runsActive.dec({ agent });
@@ -32,7 +33,7 @@ export class ObservedEngine extends AgentEngine {
     };
     this.metrics.runsActive.inc({ agent });
     try {
-      const answer = await super.run(options);
+      const answer = await run();
       end('succeeded');
       return answer;
     } catch (error) {

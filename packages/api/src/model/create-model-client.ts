@@ -1,6 +1,7 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOllama } from 'ollama-ai-provider-v2';
 import type { Settings } from '../settings.js';
+import type { Log } from '../util/log.js';
 import { ModelError } from './errors.js';
 import { SdkModelClient, type SdkClientConfig } from './sdk-client.js';
 import type { CallOptions, LanguageModel } from './sdk-convert.js';
@@ -22,8 +23,8 @@ export type ModelSettings = Pick<
 >;
 
 export interface ModelClientOptions {
-  /** Told about each retry, e.g. to log it. */
-  onRetry?: (error: ModelError, attempt: number, delayMs: number) => void;
+  /** Told about each retry, e.g. to log it on `log`, the logger the call was given (a run's). */
+  onRetry?: (error: ModelError, attempt: number, delayMs: number, log: Log | undefined) => void;
   /** The runtime's window, for Ollama's `num_ctx`; LLM_NUM_CTX when absent. */
   runtime?: RuntimeInfoSource;
 }
@@ -70,8 +71,8 @@ export function createModelClient(settings: ModelSettings, options: ModelClientO
       maxAttempts: settings.retryMaxAttempts,
       baseDelay: settings.retryBaseDelay,
       maxDelay: settings.retryMaxDelay,
-      onRetry: (error, attempt, delayMs) => {
-        if (error instanceof ModelError) options.onRetry?.(error, attempt, delayMs);
+      onRetry: (error, attempt, delayMs, log) => {
+        if (error instanceof ModelError) options.onRetry?.(error, attempt, delayMs, log);
       },
     },
   };

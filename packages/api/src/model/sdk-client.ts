@@ -1,3 +1,4 @@
+import type { Log } from '../util/log.js';
 import { retryAsync, type RetryOptions } from '../util/retry.js';
 import { CallSignal } from './call-signal.js';
 import { ModelError, streamWithoutFinish, type ModelErrorContext } from './errors.js';
@@ -11,7 +12,10 @@ export interface SdkClientConfig {
   /** Provider-specific options of each call (Ollama's `options.num_ctx`), read at each call. */
   providerOptions: () => CallOptions['providerOptions'];
   timeoutSeconds: number;
-  retry: Pick<RetryOptions, 'maxAttempts' | 'baseDelay' | 'maxDelay' | 'jitter' | 'onRetry'>;
+  retry: Pick<RetryOptions, 'maxAttempts' | 'baseDelay' | 'maxDelay' | 'jitter'> & {
+    /** Told of each retry, with the logger the call was given. */
+    onRetry?: (error: unknown, attempt: number, delayMs: number, log: Log | undefined) => void;
+  };
 }
 
 type Reader = ReadableStreamDefaultReader<SdkStreamPart>;
@@ -22,6 +26,8 @@ interface OpenedStream {
   reader: Reader;
   assembler: StreamAssembler;
   first: ModelStreamPart;
+  /** The finish part has been handed on: the response was read to its end. */
+  finished: boolean;
 }
 
 const ignore = (): void => undefined;
@@ -46,19 +52,22 @@ export class SdkModelClient implements ModelClient {
     return this.config.context.model;
   }
 
-  complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
-    return retryAsync(() => this.completeOnce(request, signal), this.retryOptions(signal));
+  complete(request: ModelRequest, signal?: AbortSignal, log?: Log): Promise<ModelResponse> {
+    return retryAsync(() => this.completeOnce(request, signal), this.retryOptions(signal, log));
   }
 
-  async *stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamPart> {
-    const opened = await retryAsync(() => this.openStream(request, signal), this.retryOptions(signal));
+  async *stream(request: ModelRequest, signal?: AbortSignal, log?: Log): AsyncIterable<ModelStreamPart> {
+    const opened = await retryAsync(() => this.openStream(request, signal), this.retryOptions(signal, log));
     try {
       yield* this.rest(opened);
     } finally {
       // Also reached when the consumer stops early: the HTTP request must not outlive it. Cancel
       // before aborting: the Ollama provider's cancel leaves a rejection unhandled on an aborted body.
       await opened.reader.cancel().catch(ignore);
-      opened.call.abort();
+      // A stream that got to its finish has read the whole response (the providers send it once
+      // their source ends): nothing is left to close, and an abort costs an exception and an
+      // event for every model call.
+      if (!opened.finished) opened.call.abort();
       opened.call.dispose();
     }
   }
@@ -83,7 +92,7 @@ export class SdkModelClient implements ModelClient {
       reader = stream.getReader();
       const assembler = new StreamAssembler();
       const first = await this.next(reader, assembler, call);
-      return { call, reader, assembler, first };
+      return { call, reader, assembler, first, finished: false };
     } catch (error) {
       const failure = call.failure(error, this.config.context);
       call.abort();
@@ -93,12 +102,14 @@ export class SdkModelClient implements ModelClient {
     }
   }
 
-  private async *rest({ call, reader, assembler, first }: OpenedStream): AsyncGenerator<ModelStreamPart> {
-    let part = first;
-    yield part;
-    while (part.type !== 'finish') {
-      part = await this.next(reader, assembler, call);
+  private async *rest(opened: OpenedStream): AsyncGenerator<ModelStreamPart> {
+    const { call, reader, assembler } = opened;
+    let part = opened.first;
+    for (;;) {
+      opened.finished = part.type === 'finish';
       yield part;
+      if (opened.finished) return;
+      part = await this.next(reader, assembler, call);
     }
   }
 
@@ -128,9 +139,11 @@ export class SdkModelClient implements ModelClient {
     };
   }
 
-  private retryOptions(signal: AbortSignal | undefined): RetryOptions {
+  private retryOptions(signal: AbortSignal | undefined, log: Log | undefined): RetryOptions {
+    const { onRetry, ...retry } = this.config.retry;
     return {
-      ...this.config.retry,
+      ...retry,
+      ...(onRetry === undefined ? {} : { onRetry: (error: unknown, attempt: number, delayMs: number) => onRetry(error, attempt, delayMs, log) }),
       ...(signal === undefined ? {} : { signal }),
       shouldRetry: (error) => error instanceof ModelError && error.retryable,
     };

@@ -1,3 +1,5 @@
+import type { Log } from '../util/log.js';
+
 /** A JSON Schema object (draft 2020-12 as `z.toJSONSchema` writes it) describing a tool's arguments. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -76,6 +78,7 @@ export type ModelStreamPart =
 export interface ModelClient {
   readonly provider: 'ollama' | 'openai';
   readonly model: string;
-  complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse>;
-  stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamPart>;
+  /** `log` is the logger of the work the call is for (a run's carries its run_id): retries are logged there. */
+  complete(request: ModelRequest, signal?: AbortSignal, log?: Log): Promise<ModelResponse>;
+  stream(request: ModelRequest, signal?: AbortSignal, log?: Log): AsyncIterable<ModelStreamPart>;
 }

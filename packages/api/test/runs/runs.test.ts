@@ -68,7 +68,8 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
 
   it('replays exactly the frames of one uninterrupted read to a client that drops the stream three times', async () => {
     const pieces = Array.from({ length: 16 }, (_, i) => `piece${i} `);
-    model.push(scripted.chunks(...pieces.flatMap((piece) => [piece, scripted.pause(15)])));
+    // Further apart than TEXT_FRAME_INTERVAL_MS: each piece is a frame of its own.
+    model.push(scripted.chunks(...pieces.flatMap((piece) => [piece, scripted.pause(40)])));
     const run = (await (await post('/runs', { agent_type: 'plan', prompt: 'go' })).json()) as { id: string };
     const seen: { id: number; data: string }[] = [];
     for (let drop = 0; drop < 3; drop++) {
