@@ -7,7 +7,7 @@ import type { ApprovalGate, Tool, ToolSettings } from '../tools/tool.js';
 import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
 import type { Log } from '../util/log.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
-import { RunLoop, type RunLimits } from './run-loop.js';
+import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
 import { emptyUsage, type RunUsage } from './run-usage.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
@@ -62,6 +62,7 @@ const ignore = (): void => undefined;
 /** Finds the agent, confines it to its working directory and tool set, and runs its loop. */
 export class AgentEngine {
   private readonly rules: ApprovalRuleSet;
+  private readonly toolSets = new Map<string, ToolSet>();
 
   constructor(private readonly deps: EngineDeps) {
     this.rules = deps.approvalRules ?? new ApprovalRuleSet(DEFAULT_APPROVAL_RULES);
@@ -126,19 +127,29 @@ export class AgentEngine {
     return loop.run();
   }
 
+  /**
+   * The agent's tools in `mode`, built on the first run that needs them: describing them and
+   * counting their tokens cost every run's start tens of microseconds.
+   */
+  private toolSetOf(agent: AgentDefinition, mode: PermissionMode): ToolSet {
+    const key = `${agent.name} ${mode}`;
+    let set = this.toolSets.get(key);
+    if (set === undefined) {
+      const names = agent.toolNames(mode).filter((name) => this.deps.tools.has(name));
+      set = toolSet(new Map(names.map((name) => [name, this.deps.tools.get(name)!] as const)));
+      this.toolSets.set(key, set);
+    }
+    return set;
+  }
+
   private loop(options: RunOptions, usage: RunUsage, workingDir: string): RunLoop {
     const agent = this.agent(options.agentType);
-    const tools = new Map(
-      agent
-        .toolNames(options.mode)
-        .flatMap((name) => (this.deps.tools.has(name) ? [[name, this.deps.tools.get(name)!] as const] : [])),
-    );
     return new RunLoop(this.deps.model, this.deps.runtime, this.deps.limits, {
       agent,
       prompt: options.prompt,
       mode: options.mode,
       streaming: options.streaming,
-      tools,
+      toolSet: this.toolSetOf(agent, options.mode),
       emit: options.emit ?? ignore,
       usage,
       toolContext: {

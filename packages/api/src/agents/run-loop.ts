@@ -44,13 +44,28 @@ export interface RunLimits {
   toolTimeoutSeconds: number;
 }
 
+/** An agent's tools in one mode and what the model is told of them: built once per agent and mode. */
+export interface ToolSet {
+  tools: ReadonlyMap<string, Tool>;
+  /** The definitions offered to a model with native tool calls. */
+  specs: readonly ToolDefinition[];
+  /** The same, written for the system prompt of a model that writes its calls as text. */
+  asText: string;
+}
+
+export function toolSet(tools: ReadonlyMap<string, Tool>): ToolSet {
+  const specs = [...tools.values()].map(describeTool);
+  return { tools, specs, asText: describeToolsAsText(specs) };
+}
+
 export interface LoopInput {
   agent: AgentDefinition;
   prompt: string;
   mode: PermissionMode;
   /** Streamed runs send text as it arrives; blocking runs make non-streaming model calls. */
   streaming: boolean;
-  tools: ReadonlyMap<string, Tool>;
+  /** The same object for every run of an agent and mode, so what is counted of it is counted once. */
+  toolSet: ToolSet;
   toolContext: ToolContext;
   emit: (frame: AgentEvent) => void;
   /** Added to as the run goes, so a failed run still tells what it cost. */
@@ -79,7 +94,7 @@ interface Prepared {
 /** The agent loop, shared by every agent: model call, tool calls, results back, repeat. */
 export class RunLoop {
   private readonly messages: ChatMessage[];
-  private readonly specs: ToolDefinition[];
+  private readonly specs: readonly ToolDefinition[];
   private readonly systems: Record<ToolCallMode, ChatMessage>;
   private readonly budget = new ContextBudget();
   private toolsUsed = 0;
@@ -91,12 +106,12 @@ export class RunLoop {
     private readonly limits: RunLimits,
     private readonly input: LoopInput,
   ) {
-    this.specs = [...input.tools.values()].map(describeTool);
+    this.specs = input.toolSet.specs;
     const system = (toolsAsText?: string): ChatMessage => ({
       role: 'system',
       content: systemPrompt(input.agent.name, input.toolContext.workingDir, input.mode, toolsAsText),
     });
-    this.systems = { native: system(), text: system(describeToolsAsText(this.specs)) };
+    this.systems = { native: system(), text: system(input.toolSet.asText) };
     this.messages = [this.systems.native, { role: 'user', content: input.prompt }];
   }
 
@@ -128,7 +143,7 @@ export class RunLoop {
           continue;
         }
         const content = await executeToolCall(call, {
-          tools: this.input.tools,
+          tools: this.input.toolSet.tools,
           mode: this.input.mode,
           toolContext: this.input.toolContext,
           timeoutSeconds: this.limits.toolTimeoutSeconds,
@@ -201,7 +216,7 @@ export class RunLoop {
   /** Calls written as text count when the model sent no structured ones; reasoning is never the answer. */
   private recognise(turn: Turn): Turn {
     if (turn.toolCalls.length > 0) return { text: stripThinking(turn.text), toolCalls: turn.toolCalls };
-    const found = extractTextToolCalls(turn.text, this.input.tools.keys());
+    const found = extractTextToolCalls(turn.text, this.input.toolSet.tools.keys());
     return { text: found.text, toolCalls: found.calls.map(withBoundedArguments) };
   }
 
