@@ -309,6 +309,19 @@ describe.each(DIALECTS)('isolation between users on %s', (dialect) => {
     }
   });
 
+  it('tells caches never to store what a key reads: the key is a header no shared cache keys on', async () => {
+    const reads = ['/runs', '/approvals', '/conversations/', `/runs/${ann.done}`, `/runs/${ann.done}/changes`, `/conversations/${ann.conversation}`, `/conversations/${ann.conversation}/messages`];
+    for (const path of reads) {
+      for (const user of ['ann', 'bob'] as const) {
+        const response = await call(user, 'GET', path);
+        expect(response.status, `${user} ${path}`).toBeLessThan(500);
+        expect(response.headers['cache-control'], `${user} ${path}`).toBe('no-store');
+      }
+    }
+    const events = await call('ann', 'GET', `/runs/${ann.done}/events`, undefined, { accept: 'text/event-stream' });
+    expect(events.headers['cache-control']).toMatch(/no-store|no-cache/);
+  });
+
   it("never lists Ann's conversations, runs or approvals for Bob, whatever the filter or page", async () => {
     const lists = ['/conversations/', '/conversations/?limit=100&offset=0', '/runs', '/runs?limit=100', '/approvals', '/approvals?status=pending', '/approvals?status=approved'];
     const statuses = ['queued', 'running', 'waiting_approval', 'succeeded', 'failed', 'cancelled', 'interrupted'];
