@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -373,6 +374,41 @@ describe.each(DIALECTS)('isolation between users on %s', (dialect) => {
     // Her own retries still find her runs.
     expect((await json('ann', 'POST', '/runs', RUN_BODY, { 'idempotency-key': 'ann-run-key' })).id).toBe(ann.done);
     expect((await json('ann', 'POST', '/runs', annsBody, { 'idempotency-key': 'ann-third-key' })).id).toBe(annsRun);
+  });
+
+  it("takes no owner, id or conversation from a body: Bob naming Ann's gets things of his own", async () => {
+    const claims = { id: ann.done, user_id: USERS.ann, userId: USERS.ann, conversation_id: ann.conversation, run_id: ann.waiting };
+    model.push(scripted.text('bob claims'), scripted.text('bob turn'));
+    const run = await json('bob', 'POST', '/runs', { agent_type: 'task', prompt: 'bob claims', working_dir: '.', ...claims });
+    expect(ann.ids).not.toContain(run.id);
+    expect(run.conversation_id).toBeNull();
+    await ended('bob', run.id as string);
+    const conversation = await json('bob', 'POST', '/conversations/', { agent_type: 'task', ...claims });
+    expect(ann.ids).not.toContain(conversation.id);
+    const turn = await json('bob', 'POST', `/conversations/${conversation.id as string}/runs`, { content: 'bob turn', ...claims });
+    expect(turn.conversation_id).toBe(conversation.id);
+    await ended('bob', turn.id as string);
+  });
+
+  it("answers Bob's page request naming Ann's message as it answers a made-up one", async () => {
+    const path = (before: string) => `/conversations/${bobConversation}/messages?before=${before}`;
+    const hers = await call('bob', 'GET', path(ann.messages[0]!));
+    const madeUp = await call('bob', 'GET', path(randomUUID()));
+    expect(hers.status).toBe(422);
+    expect(hers.text).toBe(madeUp.text);
+  });
+
+  it('never lets two keys in one request act as Ann', async () => {
+    const both = await new Promise<number>((resolve, reject) => {
+      const url = new URL(address);
+      const req = httpRequest({ host: url.hostname, port: url.port, path: `/runs/${ann.done}`, headers: { host: 'localhost', 'x-api-key': [KEYS.bob, KEYS.ann] } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(both).toBe(401);
   });
 
   it("keeps the runs of the legacy routes apart: Bob's X-Run-Id is his, and Ann cannot read it", async () => {
