@@ -251,7 +251,7 @@ describe.each(DIALECTS)('isolation between users on %s', (dialect) => {
     for (const route of open) {
       const [method, pattern] = route.split(' ') as [string, string];
       const path = pattern.replace(':agent_type', 'task').replace(/^\*$/, '/runs').replace('*', 'static/index.css');
-      const preflight = method === 'OPTIONS' ? { origin: 'http://client.example', 'access-control-request-method': 'GET' } : {};
+      const preflight: Record<string, string> = method === 'OPTIONS' ? { origin: 'http://client.example', 'access-control-request-method': 'GET' } : {};
       // The agent catalogue wants a key (a 401 would only count toward the failure limit).
       for (const user of classify(route)?.is === 'public' ? (['bob', undefined] as const) : (['bob'] as const)) {
         const response = await call(user, method, path, undefined, { authorization: `Bearer ${METRICS_TOKEN}`, ...preflight });
