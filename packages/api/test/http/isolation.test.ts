@@ -244,7 +244,7 @@ describe.each(DIALECTS)('isolation between users on %s', (dialect) => {
     encodeURIComponent(`../${id}`),
   ];
 
-  const bodyOf = (owned: Extract<Classification, { is: 'owned' }>) => owned.body ?? (owned.kind === 'approval' ? {} : undefined);
+  const bodyOf = (owned: Extract<Classification, { is: 'owned' }>): Json | undefined => owned.body;
 
   it("shows nothing of Ann's on the routes that belong to nobody", async () => {
     const open = registeredRoutes(t.app).filter((route) => ['public', 'catalogue'].includes(classify(route)?.is ?? ''));
