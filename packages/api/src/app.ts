@@ -12,6 +12,7 @@ import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
 import { forbidFraming } from './http/frame-guard.js';
+import { forbidStoring } from './http/no-store.js';
 import { ConnectionGuard } from './http/connections.js';
 import { closeConnectionsWhenDraining } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -174,6 +175,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const failures = new AuthFailureLimiter();
   const { maxMessageTokens } = settings;
   await app.register(async (scope) => {
+    // Before the caller is known, so that a 401 or 429 is not stored either.
+    forbidStoring(scope);
     requireCaller(scope, auth, failures);
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
