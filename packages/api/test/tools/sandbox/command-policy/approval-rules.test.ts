@@ -67,6 +67,7 @@ describe('approval rules on parsed commands', () => {
       'npm exec cowsay', 'npm x cowsay', 'npm exe -- cowsay', 'npm --yes exec cowsay', 'npm init react-app', 'npm create vite', 'npm innit',
       // pip by another name.
       'pip3 install requests', 'python -m pip install requests', 'python3 -Im pip install requests', 'python3 -mpip install x',
+      'python3 --check-hash-based-pycs always -m pip install x',
       // git options as git reads them: abbreviated, bundled, short for long.
       'git reset --har', 'git reset --ha HEAD~1', 'git -C . reset --hard', 'git checkout -f', 'git checkout -qf main', 'git checkout --forc',
       'git switch -f main', 'git switch --discard-changes main', 'git pull -r', 'git pull --rebase=merges origin',
