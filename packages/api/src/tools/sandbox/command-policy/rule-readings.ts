@@ -70,8 +70,10 @@ function pythonModule(args: readonly string[]): string[] | undefined {
 const GIT_SHORT: Readonly<Record<string, { long: Record<string, string>; valued: string }>> = {
   checkout: { long: { f: '--force' }, valued: 'bB' },
   switch: { long: { f: '--force' }, valued: 'cC' },
-  pull: { long: { r: '--rebase' }, valued: '' },
+  pull: { long: { r: '--rebase', p: '--prune' }, valued: 'sXjo' },
+  fetch: { long: { p: '--prune', P: '--prune-tags' }, valued: 'jo' },
   branch: { long: { d: '--delete', f: '--force', D: '--delete --force' }, valued: 'u' },
+  tag: { long: { d: '--delete' }, valued: 'mFu' },
 };
 /** checkout options whose value is the next word: a branch name, not a path. */
 const CHECKOUT_VALUED_LONG = new Set(['--orphan']);

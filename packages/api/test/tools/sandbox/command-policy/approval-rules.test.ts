@@ -76,9 +76,17 @@ describe('approval rules on parsed commands', () => {
       // What lives in the repository, not the working tree: a checkpoint cannot give it back.
       'git stash drop', 'git stash drop stash@{1}', 'git stash clear', 'git branch -D feature', 'git branch -fd feature',
       'git branch --delete --force feature', 'git branch -d --force feature', 'git reflog expire --expire=now --all',
+      // rm by git: the file goes, and with -f its staged content too.
+      'git rm notes.txt', 'git rm -f notes.txt', 'git rm -rq src', 'git rm --cached notes.txt',
+      // --merge throws staged changes away as --hard does.
+      'git reset --merge', 'git reset --mer HEAD~1',
+      // Tags have no reflog; pruning with a refspec of one's own deletes local branches and tags.
+      'git tag -d v1', 'git tag --delete v1', 'git tag -fd v1', 'git tag --del v1 v2',
+      "git fetch --prune . 'refs/nothing/*:refs/heads/*'", 'git fetch -p origin', 'git fetch -qp', 'git fetch -P origin',
+      'git fetch --prune-tags origin', 'git pull -p', 'git pull --prune . x',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
-    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
+    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
       'and %s still runs without asking',
       (command) => expect(judgeHere(command)).toBe('allow'),
     );
