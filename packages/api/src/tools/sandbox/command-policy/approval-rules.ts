@@ -36,29 +36,36 @@ export type CallSubject = { kind: 'commands'; argvs: string[][]; cwd?: string } 
 const SHELL_TOOLS: readonly string[] = ['bash', 'bash_readonly'];
 const STRICTNESS: Record<RuleAction, number> = { allow: 0, ask: 1, deny: 2 };
 
+const askBash = (matches: readonly string[]): ApprovalRule[] => matches.map((match) => ({ tool: 'bash', match, action: 'ask' }));
+
 /**
  * Command names as the programs read them (`npm add` is `npm install`, `pip3` is `pip`, git's
  * `-f` is `--force`, `git checkout <file>` is `git checkout -- <file>`: see rule-readings.ts).
  */
 export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
-  // Package installs and publishes. `install-test`, `install-ci-test` and `update` install too;
-  // `npm exec` (`npx`) and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it.
-  ...[
-    'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm publish', 'npm exec', 'npm init',
-    'pip install', 'cargo install', 'cargo publish',
-  ].map(
-    (match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' }),
-  ),
+  // Package installs and publishes. `install-test`, `install-ci-test`, `update`, `audit fix` and `link`
+  // install too, `cargo add` names a crate whose build script the next build runs; `npm exec` (`npx`)
+  // and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it.
+  ...askBash([
+    'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm audit fix', 'npm link', 'npm publish', 'npm exec',
+    'npm init', 'pip install', 'cargo install', 'cargo add', 'cargo publish',
+  ]),
+  // What changes a registry or an account: an unpublished version or a revoked token is not given back.
+  ...askBash([
+    'npm unpublish', 'npm deprecate', 'npm undeprecate', 'npm dist-tag', 'npm owner', 'npm access', 'npm team', 'npm org', 'npm token',
+    'npm trust', 'npm star', 'npm unstar', 'npm profile', 'npm adduser', 'npm login', 'npm logout', 'cargo yank', 'cargo owner',
+    'cargo login', 'cargo logout',
+  ]),
   // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does,
   // `reset --merge` staged changes as `--hard` does, `git rm` files as `rm` does.
   // Stashes, branches and tags live in the repository, not the working tree, so a checkpoint cannot give
   // them back; fetch and pull prune local branches and tags too when the refspec names them.
-  ...[
+  ...askBash([
     'git reset --hard', 'git reset --merge', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force',
     'git switch --force', 'git switch --discard-changes', 'git restore', 'git rm', 'git stash drop', 'git stash clear', 'git branch -D',
     'git branch --delete --force', 'git tag --delete', 'git fetch --prune', 'git fetch --prune-tags', 'git pull --prune',
     'git reflog expire', 'rm',
-  ].map((match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' })),
+  ]),
 ];
 
 /**

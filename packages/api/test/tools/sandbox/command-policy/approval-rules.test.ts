@@ -84,9 +84,16 @@ describe('approval rules on parsed commands', () => {
       'git tag -d v1', 'git tag --delete v1', 'git tag -fd v1', 'git tag --del v1 v2',
       "git fetch --prune . 'refs/nothing/*:refs/heads/*'", 'git fetch -p origin', 'git fetch -qp', 'git fetch -P origin',
       'git fetch --prune-tags origin', 'git pull -p', 'git pull --prune . x',
+      // What changes a registry or an account: worse than a publish to undo.
+      'npm unpublish foo', 'npm unpublish foo@1.0.0 --force', 'npm deprecate foo msg', 'npm undeprecate foo', 'npm dist-tag rm foo latest',
+      'npm dist-tags add foo@1.0.0 beta', 'npm owner rm someone foo', 'npm author add someone foo', 'npm access set status=private @a/b',
+      'npm team destroy @org:devs', 'npm org rm org someone', 'npm token revoke abc', 'npm star foo', 'npm unstar foo', 'npm profile enable-2fa',
+      'npm adduser', 'npm add-user', 'npm login', 'npm logout', 'cargo yank foo@1.0.0', 'cargo owner --remove someone', 'cargo login',
+      // Installs by another name: audit fix installs the fixes, link installs what it links, cargo add a crate the next build runs.
+      'npm audit fix', 'npm audit fix --force', 'npm link', 'npm ln foo', 'cargo add serde', 'cargo +nightly add serde',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
-    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm test', 'npm ls', 'python3 -m pytest', 'python3 script.py pip install'])(
+    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm run lint', 'npm test', 'npm ls', 'npm audit', 'npm view foo', 'npm pkg get name', 'cargo build', 'cargo test', 'python3 -m pytest', 'python3 script.py pip install'])(
       'and %s still runs without asking',
       (command) => expect(judgeHere(command)).toBe('allow'),
     );
