@@ -45,10 +45,11 @@ const askBash = (matches: readonly string[]): ApprovalRule[] => matches.map((mat
 export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
   // Package installs and publishes. `install-test`, `install-ci-test`, `update`, `audit fix` and `link`
   // install too, `cargo add` names a crate whose build script the next build runs; `npm exec` (`npx`)
-  // and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it.
+  // and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it. `npm explore` runs
+  // a shell command as `npm exec -c` does; `cargo --config` can define an alias (`alias.b="install"`).
   ...askBash([
     'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm audit fix', 'npm link', 'npm publish', 'npm exec',
-    'npm init', 'pip install', 'cargo install', 'cargo add', 'cargo publish',
+    'npm explore', 'npm init', 'pip install', 'cargo install', 'cargo add', 'cargo publish', 'cargo --config',
   ]),
   // What changes a registry or an account: an unpublished version or a revoked token is not given back.
   ...askBash([

@@ -91,6 +91,8 @@ describe('approval rules on parsed commands', () => {
       'npm adduser', 'npm add-user', 'npm login', 'npm logout', 'cargo yank foo@1.0.0', 'cargo owner --remove someone', 'cargo login',
       // Installs by another name: audit fix installs the fixes, link installs what it links, cargo add a crate the next build runs.
       'npm audit fix', 'npm audit fix --force', 'npm link', 'npm ln foo', 'cargo add serde', 'cargo +nightly add serde',
+      // A shell command by another name (as `npm exec -c` is), and a cargo alias defined on the command line.
+      'npm explore lodash -- rm -rf ../../src', 'npm explo lodash', `cargo --config 'alias.b2="install"' b2 ripgrep`, 'cargo --config=alias.x=publish x',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
     it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm run lint', 'npm test', 'npm ls', 'npm audit', 'npm view foo', 'npm pkg get name', 'cargo build', 'cargo test', 'python3 -m pytest', 'python3 script.py pip install'])(
