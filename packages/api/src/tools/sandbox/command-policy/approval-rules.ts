@@ -60,11 +60,13 @@ export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
   // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does,
   // `reset --merge` staged changes as `--hard` does, `git rm` files as `rm` does.
   // Stashes, branches and tags live in the repository, not the working tree, so a checkpoint cannot give
-  // them back; fetch and pull prune local branches and tags too when the refspec names them.
+  // them back. A branch forced over another by a move or copy loses its reflog as with -D; a tag has
+  // none to lose; fetch and pull prune local branches and tags too when the refspec names them.
   ...askBash([
     'git reset --hard', 'git reset --merge', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force',
     'git switch --force', 'git switch --discard-changes', 'git restore', 'git rm', 'git stash drop', 'git stash clear', 'git branch -D',
-    'git branch --delete --force', 'git tag --delete', 'git fetch --prune', 'git fetch --prune-tags', 'git pull --prune',
+    'git branch --delete --force', 'git branch --move --force', 'git branch --copy --force', 'git tag --delete', 'git tag --force',
+    'git fetch --prune', 'git fetch --prune-tags', 'git pull --prune',
     'git reflog expire', 'rm',
   ]),
 ];

@@ -72,8 +72,11 @@ const GIT_SHORT: Readonly<Record<string, { long: Record<string, string>; valued:
   switch: { long: { f: '--force' }, valued: 'cC' },
   pull: { long: { r: '--rebase', p: '--prune' }, valued: 'sXjo' },
   fetch: { long: { p: '--prune', P: '--prune-tags' }, valued: 'jo' },
-  branch: { long: { d: '--delete', f: '--force', D: '--delete --force' }, valued: 'u' },
-  tag: { long: { d: '--delete' }, valued: 'mFu' },
+  branch: {
+    long: { d: '--delete', f: '--force', D: '--delete --force', m: '--move', M: '--move --force', c: '--copy', C: '--copy --force' },
+    valued: 'u',
+  },
+  tag: { long: { d: '--delete', f: '--force' }, valued: 'mFu' },
 };
 /** checkout options whose value is the next word: a branch name, not a path. */
 const CHECKOUT_VALUED_LONG = new Set(['--orphan']);

@@ -81,7 +81,10 @@ describe('approval rules on parsed commands', () => {
       // --merge throws staged changes away as --hard does.
       'git reset --merge', 'git reset --mer HEAD~1',
       // Tags have no reflog; pruning with a refspec of one's own deletes local branches and tags.
-      'git tag -d v1', 'git tag --delete v1', 'git tag -fd v1', 'git tag --del v1 v2',
+      'git tag -d v1', 'git tag --delete v1', 'git tag -fd v1', 'git tag --del v1 v2', 'git tag -f v1 HEAD~1', 'git tag -af -m msg v1',
+      // A branch moved or copied over another takes its reflog with it, as -D does.
+      'git branch -M old feature', 'git branch -mf old feature', 'git branch --move --force old feature', 'git branch -C old feature',
+      'git branch -c -f old feature',
       "git fetch --prune . 'refs/nothing/*:refs/heads/*'", 'git fetch -p origin', 'git fetch -qp', 'git fetch -P origin',
       'git fetch --prune-tags origin', 'git pull -p', 'git pull --prune . x',
       // What changes a registry or an account: worse than a publish to undo.
@@ -95,7 +98,7 @@ describe('approval rules on parsed commands', () => {
       'npm explore lodash -- rm -rf ../../src', 'npm explo lodash', `cargo --config 'alias.b2="install"' b2 ripgrep`, 'cargo --config=alias.x=publish x',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
-    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm run lint', 'npm test', 'npm ls', 'npm audit', 'npm view foo', 'npm pkg get name', 'cargo build', 'cargo test', 'python3 -m pytest', 'python3 script.py pip install'])(
+    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git branch -m old new', 'git branch -c old new', 'git branch -f feature main', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm run lint', 'npm test', 'npm ls', 'npm audit', 'npm view foo', 'npm pkg get name', 'cargo build', 'cargo test', 'python3 -m pytest', 'python3 script.py pip install'])(
       'and %s still runs without asking',
       (command) => expect(judgeHere(command)).toBe('allow'),
     );
