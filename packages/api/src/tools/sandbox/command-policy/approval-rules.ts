@@ -47,9 +47,10 @@ export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
   // install too, `cargo add` names a crate whose build script the next build runs; `npm exec` (`npx`)
   // and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it. `npm explore` runs
   // a shell command as `npm exec -c` does; `cargo --config` can define an alias (`alias.b="install"`).
+  // `pip download` and `pip wheel` (through `python -m pip`) fetch, and build a source package: its code runs.
   ...askBash([
     'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm audit fix', 'npm link', 'npm publish', 'npm exec',
-    'npm explore', 'npm init', 'pip install', 'cargo install', 'cargo add', 'cargo publish', 'cargo --config',
+    'npm explore', 'npm init', 'pip install', 'pip download', 'pip wheel', 'cargo install', 'cargo add', 'cargo publish', 'cargo --config',
   ]),
   // What changes a registry or an account: an unpublished version or a revoked token is not given back.
   ...askBash([

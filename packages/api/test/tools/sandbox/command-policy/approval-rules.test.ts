@@ -68,6 +68,8 @@ describe('approval rules on parsed commands', () => {
       // pip by another name.
       'pip3 install requests', 'python -m pip install requests', 'python3 -Im pip install requests', 'python3 -mpip install x',
       'python3 --check-hash-based-pycs always -m pip install x',
+      // pip's own check refuses these, but not through python -m: each fetches, and builds (runs) what it fetched.
+      'python3 -m pip download -d dl requests', 'python3 -m pip wheel -w wh requests',
       // git options as git reads them: abbreviated, bundled, short for long.
       'git reset --har', 'git reset --ha HEAD~1', 'git -C . reset --hard', 'git checkout -f', 'git checkout -qf main', 'git checkout --forc',
       'git switch -f main', 'git switch --discard-changes main', 'git pull -r', 'git pull --rebase=merges origin',
@@ -98,7 +100,7 @@ describe('approval rules on parsed commands', () => {
       'npm explore lodash -- rm -rf ../../src', 'npm explo lodash', `cargo --config 'alias.b2="install"' b2 ripgrep`, 'cargo --config=alias.x=publish x',
     ])('%s', (command) => expect(judgeHere(command)).toBe('ask'));
 
-    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git branch -m old new', 'git branch -c old new', 'git branch -f feature main', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm run lint', 'npm test', 'npm ls', 'npm audit', 'npm view foo', 'npm pkg get name', 'cargo build', 'cargo test', 'python3 -m pytest', 'python3 script.py pip install'])(
+    it.each(['git stash', 'git stash list', 'git stash show -p', 'git stash pop', 'git branch -d merged', 'git branch feature', 'git branch -m old new', 'git branch -c old new', 'git branch -f feature main', 'git checkout main', 'git checkout -b feature', 'git switch main', 'git pull', 'git pull --no-rebase', 'git tag', 'git tag -l', 'git tag -n5 -l', 'git tag v2', "git tag -a -m 'drop -d' v2", 'git fetch', 'git fetch -j 4 origin main', 'git reset --soft HEAD~1', 'git reset notes.txt', 'git reset --keep HEAD~1', 'npm run build', 'npm run lint', 'npm test', 'npm ls', 'npm audit', 'npm view foo', 'npm pkg get name', 'cargo build', 'cargo test', 'python3 -m pytest', 'python3 -m pip list', 'python3 -m pip show pip', 'python3 script.py pip install'])(
       'and %s still runs without asking',
       (command) => expect(judgeHere(command)).toBe('allow'),
     );
