@@ -4,6 +4,7 @@ import { allCommands } from './structure.js';
 import { readWithUnbash } from './unbash-reader.js';
 import type { ShellToolName } from './plan.js';
 import { ruleReadings } from './rule-readings.js';
+import { globReadings, globWord, ruleVocabulary, type GlobWord } from './rule-globs.js';
 
 /**
  * Approval rules (EXTENSIONS.md section 3), judged on what the policy parsed: a shell call on
@@ -30,8 +31,14 @@ export interface RuleVerdict {
   rules: ApprovalRule[];
 }
 
-/** What the rules look at in one call: the argv of each simple command, or one resolved path. */
-export type CallSubject = { kind: 'commands'; argvs: string[][]; cwd?: string } | { kind: 'path'; path: string } | { kind: 'other' };
+/**
+ * What the rules look at in one call: the argv of each simple command (with, per word, its glob
+ * when it has one), or one resolved path.
+ */
+export type CallSubject =
+  | { kind: 'commands'; argvs: string[][]; globs?: (GlobWord | undefined)[][]; cwd?: string }
+  | { kind: 'path'; path: string }
+  | { kind: 'other' };
 
 const SHELL_TOOLS: readonly string[] = ['bash', 'bash_readonly'];
 const STRICTNESS: Record<RuleAction, number> = { allow: 0, ask: 1, deny: 2 };
@@ -78,11 +85,19 @@ export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
  * then the tool refuses it anyway.
  */
 export function parsedArgvs(tool: ShellToolName, command: string, home: string): string[][] | undefined {
+  const subject = shellSubject(tool, command, home);
+  return subject.kind === 'commands' ? subject.argvs : undefined;
+}
+
+/** A shell call's subject: its parsed commands, globs kept; `other` when the policy cannot read it (and refuses it). */
+export function shellSubject(tool: ShellToolName, command: string, home: string, cwd?: string): CallSubject {
   try {
-    const reading = readWithUnbash(checkCommandText(command, tool), home);
-    return allCommands(reading.script).map((spec) => [spec.program, ...spec.args.map((word) => word.value)]);
+    const specs = allCommands(readWithUnbash(checkCommandText(command, tool), home).script);
+    const argvs = specs.map((spec) => [spec.program, ...spec.args.map((word) => word.value)]);
+    const globs = specs.map((spec) => [undefined, ...spec.args.map((word) => (word.glob === undefined ? undefined : globWord(word.glob)))]);
+    return { kind: 'commands', argvs, globs, ...(cwd === undefined ? {} : { cwd }) };
   } catch {
-    return undefined;
+    return { kind: 'other' };
   }
 }
 
@@ -91,6 +106,8 @@ export class ApprovalRuleSet {
   private readonly globs = new Map<string, GlobMatcher>();
   /** A shell rule's match words, as written and as the program reads them. */
   private readonly commandForms = new Map<string, string[][]>();
+  /** What a glob in a command could stand for (rule-globs.ts). */
+  private readonly vocabulary: string[];
 
   constructor(readonly rules: readonly ApprovalRule[]) {
     for (const rule of rules) {
@@ -98,6 +115,7 @@ export class ApprovalRuleSet {
       if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') this.commandForms.set(rule.match, ruleReadings(rule.match.trim().split(/\s+/)));
       if (!SHELL_TOOLS.includes(rule.tool)) this.globs.set(rule.match, compilePathGlob(rule.match));
     }
+    this.vocabulary = ruleVocabulary([...this.commandForms.values()].flat());
   }
 
   judge(tool: string, subject: CallSubject): RuleVerdict {
@@ -112,10 +130,17 @@ export class ApprovalRuleSet {
     if (rule.match === undefined) return true;
     if (subject.kind === 'commands') {
       const forms = this.commandForms.get(rule.match) ?? ruleReadings(rule.match.trim().split(/\s+/));
-      return subject.argvs.some((argv) => ruleReadings(argv, subject.cwd).some((read) => forms.some((form) => matchesWords(form, read))));
+      return subject.argvs.some((argv, i) => this.matchesArgv(forms, argv, subject.globs?.[i], subject.cwd));
     }
     if (subject.kind === 'path') return (this.globs.get(rule.match) ?? compilePathGlob(rule.match)).test(subject.path);
     return false;
+  }
+
+  private matchesArgv(forms: string[][], argv: string[], globs: (GlobWord | undefined)[] | undefined, cwd: string | undefined): boolean {
+    const readings = globs === undefined ? [argv] : globReadings(argv, globs, this.vocabulary);
+    // Too many globs to read one by one: judged as matching every rule of the programs it could run as.
+    if (readings === undefined) return ruleReadings(argv, cwd).some((read) => forms.some((form) => form[0] === read[0]));
+    return readings.some((reading) => ruleReadings(reading, cwd).some((read) => forms.some((form) => matchesWords(form, read))));
   }
 }
 

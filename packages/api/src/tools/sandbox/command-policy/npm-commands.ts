@@ -41,3 +41,9 @@ export function npmCommand(word: string): string | undefined {
   while (ALIASES[found] !== undefined) found = ALIASES[found] as string;
   return found;
 }
+
+/** Every word npm reads as one of `commands`: the names, aliases and unique prefixes that lead there. */
+export function npmSpellings(commands: ReadonlySet<string>): string[] {
+  const prefixes = new Set(NAMES.flatMap((name) => [...name].map((_, i) => name.slice(0, i + 1))));
+  return [...prefixes].filter((word) => commands.has(npmCommand(word) ?? ''));
+}

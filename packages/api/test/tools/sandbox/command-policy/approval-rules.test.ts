@@ -7,6 +7,7 @@ import {
   DEFAULT_APPROVAL_RULES,
   parsedArgvs,
   readApprovalRulesFile,
+  shellSubject,
   type ApprovalRule,
 } from '../../../../src/tools/sandbox/command-policy/index.js';
 
@@ -110,6 +111,23 @@ describe('approval rules on parsed commands', () => {
       expect(judgeCommand(rules, 'npm i left-pad')).toBe('deny');
       expect(judgeCommand([{ tool: 'bash', match: 'pip3 install', action: 'deny' }], 'python3 -m pip install x')).toBe('deny');
     });
+  });
+
+  describe('a glob is read as every word the rules name that it could expand to', () => {
+    // The policy expands globs just before each command starts, so a file an earlier command made
+    // (`touch ./--hard`, `touch drop`) turns `--h*` into `--hard` and `dro?` into `drop`.
+    const judgeGlob = (command: string) => new ApprovalRuleSet(DEFAULT_APPROVAL_RULES).judge('bash', shellSubject('bash', command, '/home/u', '/nowhere')).action;
+
+    it.each([
+      'touch ./--hard && git reset --h*', 'git reset --har?', 'git reset -?', 'git stash dro?', 'touch drop && git stash d*', 'git r? -f notes.txt',
+      'git st* dro?', 'git branch -q? feature', 'npm i* left-pad', 'npm isnt* left-pad', 'npm [i]nstall left-pad', 'python3 -m p?p install x',
+      'git add * * * * *',
+    ])('%s asks', (command) => expect(judgeGlob(command)).toBe('ask'));
+
+    it.each(['ls *', 'ls * * * * *', 'cat *.txt', 'git add src/*.ts', 'git diff -- *.ts', 'git log --oneline src/*', 'npm run build -- src/*.ts', 'echo *'])(
+      '%s still runs without asking',
+      (command) => expect(judgeGlob(command)).toBe('allow'),
+    );
   });
 
   it('judges file tools on the resolved absolute path with ** globs', () => {
