@@ -106,16 +106,19 @@ export class ApprovalRuleSet {
   private readonly globs = new Map<string, GlobMatcher>();
   /** A shell rule's match words, as written and as the program reads them. */
   private readonly commandForms = new Map<string, string[][]>();
-  /** What a glob in a command could stand for (rule-globs.ts). */
-  private readonly vocabulary: string[];
+  /** Per shell rule: what a glob in a command could stand for to match it (rule-globs.ts). */
+  private readonly vocabularies = new Map<string, string[]>();
 
   constructor(readonly rules: readonly ApprovalRule[]) {
     for (const rule of rules) {
       if (rule.match === undefined) continue;
-      if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') this.commandForms.set(rule.match, ruleReadings(rule.match.trim().split(/\s+/)));
+      if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') {
+        const forms = ruleReadings(rule.match.trim().split(/\s+/));
+        this.commandForms.set(rule.match, forms);
+        this.vocabularies.set(rule.match, ruleVocabulary(forms));
+      }
       if (!SHELL_TOOLS.includes(rule.tool)) this.globs.set(rule.match, compilePathGlob(rule.match));
     }
-    this.vocabulary = ruleVocabulary([...this.commandForms.values()].flat());
   }
 
   judge(tool: string, subject: CallSubject): RuleVerdict {
@@ -130,18 +133,21 @@ export class ApprovalRuleSet {
     if (rule.match === undefined) return true;
     if (subject.kind === 'commands') {
       const forms = this.commandForms.get(rule.match) ?? ruleReadings(rule.match.trim().split(/\s+/));
-      return subject.argvs.some((argv, i) => this.matchesArgv(forms, argv, subject.globs?.[i], subject.cwd));
+      const vocabulary = this.vocabularies.get(rule.match) ?? ruleVocabulary(forms);
+      return subject.argvs.some((argv, i) => matchesArgv(forms, vocabulary, argv, subject.globs?.[i], subject.cwd));
     }
     if (subject.kind === 'path') return (this.globs.get(rule.match) ?? compilePathGlob(rule.match)).test(subject.path);
     return false;
   }
 
-  private matchesArgv(forms: string[][], argv: string[], globs: (GlobWord | undefined)[] | undefined, cwd: string | undefined): boolean {
-    const readings = globs === undefined ? [argv] : globReadings(argv, globs, this.vocabulary);
-    // Too many globs to read one by one: judged as matching every rule of the programs it could run as.
-    if (readings === undefined) return ruleReadings(argv, cwd).some((read) => forms.some((form) => form[0] === read[0]));
-    return readings.some((reading) => ruleReadings(reading, cwd).some((read) => forms.some((form) => matchesWords(form, read))));
-  }
+}
+
+/** One command against one rule's forms, each glob word read as each word of the rule it could become. */
+function matchesArgv(forms: string[][], vocabulary: string[], argv: string[], globs: (GlobWord | undefined)[] | undefined, cwd: string | undefined): boolean {
+  const readings = globs === undefined ? [argv] : globReadings(argv, globs, vocabulary);
+  // Too many globs to read one by one: judged as matching if the rule names a program it could run as.
+  if (readings === undefined) return ruleReadings(argv, cwd).some((read) => forms.some((form) => form[0] === read[0]));
+  return readings.some((reading) => ruleReadings(reading, cwd).some((read) => forms.some((form) => matchesWords(form, read))));
 }
 
 export const describeRule = (rule: ApprovalRule): string => `${rule.tool}${rule.match === undefined ? '' : ` "${rule.match}"`} (${rule.action})`;

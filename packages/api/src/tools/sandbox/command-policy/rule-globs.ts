@@ -17,7 +17,7 @@ export interface GlobWord {
   optionLike: boolean;
 }
 
-/** Beyond this many readings of one command's globs, it is judged as if it matched every rule of its program. */
+/** Beyond this many readings of one command's globs for one rule, it is judged as matching every rule of its program. */
 export const MAX_GLOB_READINGS = 256;
 
 export function globWord(tokens: GlobToken[]): GlobWord {
@@ -25,11 +25,10 @@ export function globWord(tokens: GlobToken[]): GlobWord {
   return { matcher: segmentMatcher(tokens), optionLike: first === undefined || first.kind !== 'literal' || first.text.startsWith('-') };
 }
 
-/** The words a glob could stand for: the rules' own words and, for npm, every spelling npm reads as one. */
-export function ruleVocabulary(forms: Iterable<readonly string[]>): string[] {
-  const words = new Set<string>();
-  for (const form of forms) for (const word of form) words.add(word);
-  const npmWords = new Set([...forms].filter((form) => form[0] === 'npm').flatMap((form) => form.slice(1)));
+/** The words a glob could stand for to match a rule: the rule's own words and, for npm, every spelling npm reads as one. */
+export function ruleVocabulary(forms: readonly (readonly string[])[]): string[] {
+  const words = new Set(forms.flat());
+  const npmWords = new Set(forms.filter((form) => form[0] === 'npm').flatMap((form) => form.slice(1)));
   for (const spelling of npmSpellings(npmWords)) words.add(spelling);
   return [...words];
 }
