@@ -69,12 +69,13 @@ export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
   // `reset --merge` staged changes as `--hard` does, `git rm` files as `rm` does.
   // Stashes, branches and tags live in the repository, not the working tree, so a checkpoint cannot give
   // them back. A branch forced over another by a move or copy loses its reflog as with -D; a tag has
-  // none to lose; fetch and pull prune local branches and tags too when the refspec names them.
+  // none to lose; fetch and pull prune local branches and tags too when the refspec names them, and
+  // `git remote prune` and `git remote update` prune as the config says.
   ...askBash([
     'git reset --hard', 'git reset --merge', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force',
     'git switch --force', 'git switch --discard-changes', 'git restore', 'git rm', 'git stash drop', 'git stash clear', 'git branch -D',
     'git branch --delete --force', 'git branch --move --force', 'git branch --copy --force', 'git tag --delete', 'git tag --force',
-    'git fetch --prune', 'git fetch --prune-tags', 'git pull --prune',
+    'git fetch --prune', 'git fetch --prune-tags', 'git pull --prune', 'git remote prune', 'git remote update',
     'git reflog expire', 'rm',
   ]),
 ];
