@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import {
   ApprovalRuleSet,
   DEFAULT_APPROVAL_RULES,
-  parsedArgvs,
+  shellSubject,
   type CallSubject,
   type RuleVerdict,
 } from '../tools/sandbox/command-policy/index.js';
@@ -18,10 +18,9 @@ const PATH_ARGUMENTS = ['file_path', 'path'] as const;
 /** What the rules judge of a call: the parsed commands of a shell tool, the resolved path of a file tool. */
 export function subjectOf(tool: string, params: Record<string, unknown>, context: ToolContext): CallSubject {
   if ((tool === 'bash' || tool === 'bash_readonly') && typeof params.command === 'string') {
-    const argvs = parsedArgvs(tool, params.command, process.env.HOME ?? homedir());
     // Where the command runs: `git checkout <name>` checks out a path when <name> is a file there.
     const cwd = typeof params.cwd === 'string' ? resolvedPath(params.cwd, context) : context.workingDir;
-    return argvs === undefined ? { kind: 'other' } : { kind: 'commands', argvs, cwd };
+    return shellSubject(tool, params.command, process.env.HOME ?? homedir(), cwd);
   }
   const argument = PATH_ARGUMENTS.find((name) => name in params);
   if (argument === undefined && !['glob_files', 'grep_content'].includes(tool)) return { kind: 'other' };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { judgeCall } from '../../../src/agents/approval-check.js';
 import { bashTool } from '../../../src/tools/bash.js';
 import { bashReadonlyTool } from '../../../src/tools/bash-readonly.js';
 import { checkCommand, type ShellToolName } from '../../../src/tools/sandbox/command-policy/index.js';
@@ -10,6 +11,8 @@ import { createProject, toolContext, type Project } from './support/project.js';
 const corpus = readCorpus();
 const denied = corpus.filter((c) => c.verdict === 'deny');
 const allowed = corpus.filter((c) => c.verdict === 'allow');
+/** What the policy lets run: benign lines, and those the approval rules ask about first. */
+const runnable = corpus.filter((c) => c.verdict !== 'deny');
 const label = (c: { line: number; tool: string; command: string }): string => `${c.tool} line ${c.line}: ${JSON.stringify(c.command)}`;
 const toolFor = (tool: ShellToolName) => (tool === 'bash' ? bashTool : bashReadonlyTool);
 
@@ -48,7 +51,7 @@ describe('hostile commands are refused before anything runs', () => {
   });
 });
 
-describe('benign commands run and succeed', () => {
+describe('allowed commands run and succeed, benign ones without asking, the rest once approved', () => {
   // Read-only commands share one project; each bash line gets its own, since it may change files.
   let shared: Project;
   beforeAll(() => {
@@ -56,12 +59,14 @@ describe('benign commands run and succeed', () => {
   });
   afterAll(() => shared.cleanup());
 
-  it.each(allowed.map((c) => [label(c), c] as const))('%s', async (_name, c) => {
+  it.each(runnable.map((c) => [label(c), c] as const))('%s', async (_name, c) => {
     const project = c.tool === 'bash' ? createProject() : shared;
     try {
       const tool = toolFor(c.tool);
       const params = tool.parameters.parse({ command: c.command });
-      const result = await tool.execute(params, toolContext(project));
+      const context = toolContext(project);
+      expect(judgeCall(c.tool, params, context).action, 'the default approval rules').toBe(c.verdict);
+      const result = await tool.execute(params, context);
       expect(result.error).toBe('');
       expect(result.success).toBe(true);
       expect(result.metadata.exit_code).toBe(0);

@@ -3,7 +3,7 @@ import type { ShellToolName } from '../../../src/tools/sandbox/command-policy/in
 
 export interface CorpusCase {
   line: number;
-  verdict: 'allow' | 'deny';
+  verdict: 'allow' | 'ask' | 'deny';
   tool: ShellToolName;
   command: string;
   fragment?: string;
@@ -18,7 +18,7 @@ export function readCorpus(): CorpusCase[] {
     if (raw.trim() === '' || raw.startsWith('#')) return [];
     const [verdict, tool, source, fragment] = raw.split('\t');
     const tools = TOOLS[tool ?? ''];
-    if ((verdict !== 'allow' && verdict !== 'deny') || tools === undefined || source === undefined) {
+    if ((verdict !== 'allow' && verdict !== 'ask' && verdict !== 'deny') || tools === undefined || source === undefined) {
       throw new Error(`commands.tsv line ${index + 1} is malformed: ${raw}`);
     }
     const command = source.startsWith('json:') ? (JSON.parse(source.slice(5)) as string) : source;

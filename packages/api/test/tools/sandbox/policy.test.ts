@@ -167,7 +167,7 @@ describe('what actually runs', () => {
   it('extracts archives without owners, setuid bits or repository hooks', async () => {
     const { invocations } = await check('tar xf archive.tar');
     expect(invocations[0]?.argv).toEqual([
-      'tar', '--no-same-owner', '--no-same-permissions', '--exclude=.git/hooks', '--exclude=.git/config', '-x', '-f', 'archive.tar',
+      'tar', '--no-same-owner', '--no-same-permissions', '--exclude=.git', '-x', '-f', 'archive.tar',
     ]);
   });
 

@@ -4,6 +4,7 @@ import { allCommands } from './structure.js';
 import { readWithUnbash } from './unbash-reader.js';
 import type { ShellToolName } from './plan.js';
 import { ruleReadings } from './rule-readings.js';
+import { globReadings, globWord, ruleVocabulary, type GlobWord } from './rule-globs.js';
 
 /**
  * Approval rules (EXTENSIONS.md section 3), judged on what the policy parsed: a shell call on
@@ -30,32 +31,53 @@ export interface RuleVerdict {
   rules: ApprovalRule[];
 }
 
-/** What the rules look at in one call: the argv of each simple command, or one resolved path. */
-export type CallSubject = { kind: 'commands'; argvs: string[][]; cwd?: string } | { kind: 'path'; path: string } | { kind: 'other' };
+/**
+ * What the rules look at in one call: the argv of each simple command (with, per word, its glob
+ * when it has one), or one resolved path.
+ */
+export type CallSubject =
+  | { kind: 'commands'; argvs: string[][]; globs?: (GlobWord | undefined)[][]; cwd?: string }
+  | { kind: 'path'; path: string }
+  | { kind: 'other' };
 
 const SHELL_TOOLS: readonly string[] = ['bash', 'bash_readonly'];
 const STRICTNESS: Record<RuleAction, number> = { allow: 0, ask: 1, deny: 2 };
+
+const askBash = (matches: readonly string[]): ApprovalRule[] => matches.map((match) => ({ tool: 'bash', match, action: 'ask' }));
 
 /**
  * Command names as the programs read them (`npm add` is `npm install`, `pip3` is `pip`, git's
  * `-f` is `--force`, `git checkout <file>` is `git checkout -- <file>`: see rule-readings.ts).
  */
 export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
-  // Package installs and publishes. `install-test`, `install-ci-test` and `update` install too;
-  // `npm exec` (`npx`) and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it.
-  ...[
-    'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm publish', 'npm exec', 'npm init',
-    'pip install', 'cargo install', 'cargo publish',
-  ].map(
-    (match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' }),
-  ),
-  // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does.
-  // Stashes and branches live in the repository, not the working tree, so a checkpoint cannot give them back.
-  ...[
-    'git reset --hard', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force', 'git switch --force',
-    'git switch --discard-changes', 'git restore', 'git stash drop', 'git stash clear', 'git branch -D',
-    'git branch --delete --force', 'git reflog expire', 'rm',
-  ].map((match): ApprovalRule => ({ tool: 'bash', match, action: 'ask' })),
+  // Package installs and publishes. `install-test`, `install-ci-test`, `update`, `audit fix` and `link`
+  // install too, `cargo add` names a crate whose build script the next build runs; `npm exec` (`npx`)
+  // and `npm init <name>` (`npm exec create-<name>`) fetch a package and run it. `npm explore` runs
+  // a shell command as `npm exec -c` does; `cargo --config` can define an alias (`alias.b="install"`).
+  // `pip download` and `pip wheel` (through `python -m pip`) fetch, and build a source package: its code runs.
+  ...askBash([
+    'npm install', 'npm ci', 'npm install-test', 'npm install-ci-test', 'npm update', 'npm audit fix', 'npm link', 'npm publish', 'npm exec',
+    'npm explore', 'npm init', 'pip install', 'pip download', 'pip wheel', 'cargo install', 'cargo add', 'cargo publish', 'cargo --config',
+  ]),
+  // What changes a registry or an account: an unpublished version or a revoked token is not given back.
+  ...askBash([
+    'npm unpublish', 'npm deprecate', 'npm undeprecate', 'npm dist-tag', 'npm owner', 'npm access', 'npm team', 'npm org', 'npm token',
+    'npm trust', 'npm star', 'npm unstar', 'npm profile', 'npm adduser', 'npm login', 'npm logout', 'cargo yank', 'cargo owner',
+    'cargo login', 'cargo logout',
+  ]),
+  // What discards work: a forced checkout or switch throws away local changes as a checkout of paths does,
+  // `reset --merge` staged changes as `--hard` does, `git rm` files as `rm` does.
+  // Stashes, branches and tags live in the repository, not the working tree, so a checkpoint cannot give
+  // them back. A branch forced over another by a move or copy loses its reflog as with -D; a tag has
+  // none to lose; fetch and pull prune local branches and tags too when the refspec names them, and
+  // `git remote prune` and `git remote update` prune as the config says.
+  ...askBash([
+    'git reset --hard', 'git reset --merge', 'git clean', 'git rebase', 'git pull --rebase', 'git checkout --', 'git checkout --force',
+    'git switch --force', 'git switch --discard-changes', 'git restore', 'git rm', 'git stash drop', 'git stash clear', 'git branch -D',
+    'git branch --delete --force', 'git branch --move --force', 'git branch --copy --force', 'git tag --delete', 'git tag --force',
+    'git fetch --prune', 'git fetch --prune-tags', 'git pull --prune', 'git remote prune', 'git remote update',
+    'git reflog expire', 'rm',
+  ]),
 ];
 
 /**
@@ -64,11 +86,19 @@ export const DEFAULT_APPROVAL_RULES: readonly ApprovalRule[] = [
  * then the tool refuses it anyway.
  */
 export function parsedArgvs(tool: ShellToolName, command: string, home: string): string[][] | undefined {
+  const subject = shellSubject(tool, command, home);
+  return subject.kind === 'commands' ? subject.argvs : undefined;
+}
+
+/** A shell call's subject: its parsed commands, globs kept; `other` when the policy cannot read it (and refuses it). */
+export function shellSubject(tool: ShellToolName, command: string, home: string, cwd?: string): CallSubject {
   try {
-    const reading = readWithUnbash(checkCommandText(command, tool), home);
-    return allCommands(reading.script).map((spec) => [spec.program, ...spec.args.map((word) => word.value)]);
+    const specs = allCommands(readWithUnbash(checkCommandText(command, tool), home).script);
+    const argvs = specs.map((spec) => [spec.program, ...spec.args.map((word) => word.value)]);
+    const globs = specs.map((spec) => [undefined, ...spec.args.map((word) => (word.glob === undefined ? undefined : globWord(word.glob)))]);
+    return { kind: 'commands', argvs, globs, ...(cwd === undefined ? {} : { cwd }) };
   } catch {
-    return undefined;
+    return { kind: 'other' };
   }
 }
 
@@ -77,11 +107,17 @@ export class ApprovalRuleSet {
   private readonly globs = new Map<string, GlobMatcher>();
   /** A shell rule's match words, as written and as the program reads them. */
   private readonly commandForms = new Map<string, string[][]>();
+  /** Per shell rule: what a glob in a command could stand for to match it (rule-globs.ts). */
+  private readonly vocabularies = new Map<string, string[]>();
 
   constructor(readonly rules: readonly ApprovalRule[]) {
     for (const rule of rules) {
       if (rule.match === undefined) continue;
-      if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') this.commandForms.set(rule.match, ruleReadings(rule.match.trim().split(/\s+/)));
+      if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') {
+        const forms = ruleReadings(rule.match.trim().split(/\s+/));
+        this.commandForms.set(rule.match, forms);
+        this.vocabularies.set(rule.match, ruleVocabulary(forms));
+      }
       if (!SHELL_TOOLS.includes(rule.tool)) this.globs.set(rule.match, compilePathGlob(rule.match));
     }
   }
@@ -98,11 +134,21 @@ export class ApprovalRuleSet {
     if (rule.match === undefined) return true;
     if (subject.kind === 'commands') {
       const forms = this.commandForms.get(rule.match) ?? ruleReadings(rule.match.trim().split(/\s+/));
-      return subject.argvs.some((argv) => ruleReadings(argv, subject.cwd).some((read) => forms.some((form) => matchesWords(form, read))));
+      const vocabulary = this.vocabularies.get(rule.match) ?? ruleVocabulary(forms);
+      return subject.argvs.some((argv, i) => matchesArgv(forms, vocabulary, argv, subject.globs?.[i], subject.cwd));
     }
     if (subject.kind === 'path') return (this.globs.get(rule.match) ?? compilePathGlob(rule.match)).test(subject.path);
     return false;
   }
+
+}
+
+/** One command against one rule's forms, each glob word read as each word of the rule it could become. */
+function matchesArgv(forms: string[][], vocabulary: string[], argv: string[], globs: (GlobWord | undefined)[] | undefined, cwd: string | undefined): boolean {
+  const readings = globs === undefined ? [argv] : globReadings(argv, globs, vocabulary);
+  // Too many globs to read one by one: judged as matching if the rule names a program it could run as.
+  if (readings === undefined) return ruleReadings(argv, cwd).some((read) => forms.some((form) => form[0] === read[0]));
+  return readings.some((reading) => ruleReadings(reading, cwd).some((read) => forms.some((form) => matchesWords(form, read))));
 }
 
 export const describeRule = (rule: ApprovalRule): string => `${rule.tool}${rule.match === undefined ? '' : ` "${rule.match}"`} (${rule.action})`;

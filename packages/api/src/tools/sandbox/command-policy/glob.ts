@@ -43,8 +43,8 @@ function tokenElements(token: GlobToken): GlobElement[] {
   return [{ kind: 'one', test: (codePoint) => members.test(String.fromCodePoint(codePoint)) }];
 }
 
-/** A linear-time matcher for one path segment (a directory entry's name holds no `/`). */
-const segmentMatcher = (segment: GlobToken[]): GlobMatcher => compileGlobElements(segment.flatMap(tokenElements));
+/** A linear-time matcher for one path segment (a directory entry's name holds no `/`), or for a whole word. */
+export const segmentMatcher = (segment: GlobToken[]): GlobMatcher => compileGlobElements(segment.flatMap(tokenElements));
 
 interface Candidate {
   /** Path as the program will receive it (relative words stay relative). */

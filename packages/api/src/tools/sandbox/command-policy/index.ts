@@ -78,6 +78,7 @@ export {
   describeRule,
   matchesCommand,
   parsedArgvs,
+  shellSubject,
   type ApprovalRule,
   type CallSubject,
   type RuleAction,

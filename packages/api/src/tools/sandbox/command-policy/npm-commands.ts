@@ -41,3 +41,16 @@ export function npmCommand(word: string): string | undefined {
   while (ALIASES[found] !== undefined) found = ALIASES[found] as string;
   return found;
 }
+
+let spellings: ReadonlyMap<string, string> | undefined;
+
+/** Every word npm reads as one of `commands`: the names, aliases and unique prefixes that lead there. */
+export function npmSpellings(commands: ReadonlySet<string>): string[] {
+  spellings ??= new Map(
+    NAMES.flatMap((name) => [...name].map((_, i) => name.slice(0, i + 1))).flatMap((word) => {
+      const command = npmCommand(word);
+      return command === undefined ? [] : [[word, command] as const];
+    }),
+  );
+  return [...spellings].filter(([, command]) => commands.has(command)).map(([word]) => word);
+}

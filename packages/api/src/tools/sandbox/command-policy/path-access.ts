@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, sep } from 'node:path';
 import { resolveReal, type PathSandbox } from '../paths.js';
 import { isProtectedGitPath } from '../protected-paths.js';
 import { refuse } from './refusal.js';
@@ -32,12 +32,20 @@ export function resolveInside(path: string, base: string, sandbox: PathSandbox):
   return sandbox.resolve(path, base);
 }
 
+/**
+ * Refs, reflogs and the stash are files in `.git`: emptying `.git/logs/refs/stash` clears the
+ * stash, overwriting `.git/refs/heads/x` deletes a branch, past the approval rules that ask before
+ * `git stash clear` and `git branch -D` (and which see argv, not redirections).
+ */
+const isInsideGitDirectory = (real: string): boolean => real.split(sep).includes('.git');
+
 /** The real path of a path argument, or a refusal naming it. */
 export function checkPathUse(use: PathUse, cwd: string, sandbox: PathSandbox): string {
   if (STANDARD_STREAMS.has(use.path) && use.access !== 'entry') return use.path;
   const base = use.base === undefined ? cwd : resolveInside(use.base, cwd, sandbox);
   const real = resolveInside(use.path, base, sandbox);
   if (use.access !== 'read' && isProtectedGitPath(real)) refuse(`writing to .git/hooks, .git/config or a .git directory is refused (${use.path})`);
+  if (use.access !== 'read' && isInsideGitDirectory(real)) refuse(`writing inside a .git directory is refused; git's own commands change the repository (${use.path})`);
   if (use.access !== 'read' && sandbox.isProtectedFile(real)) refuse(`writing the service's own settings file is refused (${use.path})`);
   return real;
 }

@@ -35,6 +35,8 @@ function asProgramReadsIt(argv: readonly string[], cwd: string | undefined): str
 
 /** Python options that take the next word (or the rest of the bundle) as their value. */
 const PYTHON_VALUE_LETTERS = new Set(['W', 'X']);
+/** Python's one long option with a value: only the separate word form, which python takes as the option's. */
+const PYTHON_VALUED_LONG = '--check-hash-based-pycs';
 
 /** `python -m pip install x` (also `-Im pip`, `-mpip`) is `pip install x`. */
 function pythonModule(args: readonly string[]): string[] | undefined {
@@ -42,7 +44,10 @@ function pythonModule(args: readonly string[]): string[] | undefined {
     const arg = args[i] as string;
     // A script (or `-`, or `--` before one) runs, not a module; `--version` and the like go on.
     if (arg === '--' || arg === '-' || !arg.startsWith('-')) return undefined;
-    if (arg.startsWith('--')) continue;
+    if (arg.startsWith('--')) {
+      if (arg === PYTHON_VALUED_LONG) i++;
+      continue;
+    }
     for (let j = 1; j < arg.length; j++) {
       const letter = arg[j] as string;
       if (letter === 'c') return undefined;
@@ -65,8 +70,13 @@ function pythonModule(args: readonly string[]): string[] | undefined {
 const GIT_SHORT: Readonly<Record<string, { long: Record<string, string>; valued: string }>> = {
   checkout: { long: { f: '--force' }, valued: 'bB' },
   switch: { long: { f: '--force' }, valued: 'cC' },
-  pull: { long: { r: '--rebase' }, valued: '' },
-  branch: { long: { d: '--delete', f: '--force', D: '--delete --force' }, valued: 'u' },
+  pull: { long: { r: '--rebase', p: '--prune' }, valued: 'sXjo' },
+  fetch: { long: { p: '--prune', P: '--prune-tags' }, valued: 'jo' },
+  branch: {
+    long: { d: '--delete', f: '--force', D: '--delete --force', m: '--move', M: '--move --force', c: '--copy', C: '--copy --force' },
+    valued: 'u',
+  },
+  tag: { long: { d: '--delete', f: '--force' }, valued: 'mFu' },
 };
 /** checkout options whose value is the next word: a branch name, not a path. */
 const CHECKOUT_VALUED_LONG = new Set(['--orphan']);

@@ -6,8 +6,12 @@ import type { CommandContext, ProgramCheck } from './types.js';
 const RUNS = 'runs another program';
 const FOLLOWS_LINKS = 'follows symbolic links, which can lead outside the allowed paths';
 
-/** Extracted archives must not plant hooks or config in a repository, nor keep owners and setuid bits. */
-const TAR_EXTRACT_FORCED = ['--no-same-owner', '--no-same-permissions', '--exclude=.git/hooks', '--exclude=.git/config'];
+/**
+ * Extracted archives must not write into a repository (hooks and config run code; an empty
+ * `.git/logs/refs/stash` clears the stash), nor keep owners and setuid bits. Unanchored, `.git`
+ * also leaves out `sub/.git` and everything below either.
+ */
+const TAR_EXTRACT_FORCED = ['--no-same-owner', '--no-same-permissions', '--exclude=.git'];
 
 const tarTable = optionTable({
   options: [
@@ -107,7 +111,8 @@ const UNZIP_REFUSED: Record<string, string> = {
   '^': 'allows control characters in names',
   Z: 'is zipinfo mode; use zipinfo',
 };
-const UNZIP_FORCED_EXCLUDES = ['.git/hooks/*', '*/.git/hooks/*', '.git/config', '*/.git/config'];
+/** unzip's `*` crosses `/`: these leave out every `.git` and what is below it, as tar's `--exclude=.git` does. */
+const UNZIP_FORCED_EXCLUDES = ['.git', '*/.git', '.git/*', '*/.git/*'];
 
 interface UnzipArgs {
   flags: string[];

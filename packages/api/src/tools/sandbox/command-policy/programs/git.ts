@@ -211,14 +211,19 @@ function checkConfig(read: ReadArgs): void {
 }
 
 /**
- * Options that stop the diff machinery from running configured programs. Forcing `diff.external`
- * empty instead breaks plain `git diff` on git 2.39 ("external diff died"); these leave it working.
+ * Options placed before the command's own, which win over the repository's config and lose to the
+ * command's. The diff machinery runs no configured program: forcing `diff.external` empty instead
+ * breaks plain `git diff` on git 2.39 ("external diff died"). Fetch and pull prune only when the
+ * command says so, where the approval rules see it: a configured prune with a refspec into
+ * refs/heads deletes every local branch.
  */
-const NO_DIFF_PROGRAMS: Record<string, string[]> = {
+const FORCED_OPTIONS: Record<string, string[]> = {
   diff: ['--no-ext-diff', '--no-textconv'],
   log: ['--no-ext-diff', '--no-textconv'],
   show: ['--no-ext-diff', '--no-textconv'],
   blame: ['--no-textconv'],
+  fetch: ['--no-prune', '--no-prune-tags'],
+  pull: ['--no-prune'],
 };
 
 export const git: ProgramCheck = (args, ctx: CommandContext) => {
@@ -234,5 +239,5 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
     checkConfig(read);
     return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [] };
   }
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...(NO_DIFF_PROGRAMS[sub] ?? []), ...rest], paths: read.paths };
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...(FORCED_OPTIONS[sub] ?? []), ...rest], paths: read.paths };
 };
