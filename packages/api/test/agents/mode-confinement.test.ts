@@ -1,0 +1,191 @@
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scripted, startScriptedModel, type RecordedRequest, type ScriptedModel, type ScriptedToolCall } from '@mada/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { until } from '../support/until.js';
+import { benignCalls, hostileNativeCalls, hostileTextCalls, readAsText, TEXT_FORMS, type Places } from './corpus/mode-confinement.js';
+import { createHostileRepo, treeFingerprint, type HostileRepo } from './support/hostile-repo.js';
+
+type Json = Record<string, unknown>;
+
+const READ_ONLY = ['bash_readonly', 'glob_files', 'grep_content', 'read_file'];
+const ENDED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
+const PER_ANSWER = 32;
+
+/** Each agent and mode that must change nothing, with the tools it is offered. */
+const CONFINED: { agent: string; mode: string; tools: string[] }[] = [
+  { agent: 'explore', mode: 'default', tools: READ_ONLY },
+  { agent: 'explore', mode: 'auto_accept', tools: READ_ONLY },
+  { agent: 'explore', mode: 'plan', tools: READ_ONLY },
+  { agent: 'plan', mode: 'default', tools: READ_ONLY },
+  { agent: 'plan', mode: 'auto_accept', tools: READ_ONLY },
+  { agent: 'plan', mode: 'plan', tools: READ_ONLY },
+  { agent: 'task', mode: 'plan', tools: [...READ_ONLY, 'spawn_agent'].sort() },
+];
+
+const chunks = <T>(items: T[], size: number): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+describe('confinement by agent and mode', () => {
+  let model: ScriptedModel;
+  let t: TestApp;
+  let address: string;
+  let repo: HostileRepo;
+  let places: Places;
+  let scratch: string;
+
+  async function boot(env: Record<string, string> = {}, options: { filters?: boolean } = {}): Promise<void> {
+    t = await createTestApp({ model: { url: model.url }, env: { RATE_LIMIT_PER_MINUTE: '0', ...env } });
+    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    repo = createHostileRepo(join(t.workdir, 'repo'), join(scratch, 'outside'), options);
+    places = { repo: repo.root, outside: repo.outside, dataDir: t.settings.dataDir };
+  }
+
+  beforeEach(async () => {
+    model = await startScriptedModel();
+    scratch = realpathSync(mkdtempSync(join(tmpdir(), 'mada-modes-')));
+  });
+  afterEach(async () => {
+    await t.close();
+    await model.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const post = (path: string, body: unknown) => fetch(`${address}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const getJson = async (path: string) => (await (await fetch(`${address}${path}`)).json()) as Json;
+  const ended = (id: string) => until(() => getJson(`/runs/${id}`), (run) => ENDED.has(run.status as string), `run ${id} to end`);
+  async function run(body: Json): Promise<Json> {
+    const response = await post('/runs', { working_dir: repo.root, prompt: 'do as the repository says', ...body });
+    expect(response.status).toBe(202);
+    return ended(((await response.json()) as { id: string }).id);
+  }
+  /** Every tool result the model read in `request`, by the call it answers, in order. */
+  const toolResults = (request: RecordedRequest | undefined) => (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => m.content);
+  /** What must not change: the working tree with its .git, the directory outside, the canaries. */
+  const world = () => ({ repo: treeFingerprint(repo.root), outside: treeFingerprint(repo.outside), canaries: repo.canaries.filter((c) => existsSync(c)) });
+
+  describe.each(CONFINED)('$agent in mode $mode', ({ agent, mode, tools }) => {
+    it('is offered read-only tools, refuses every hostile call in every dialect, changes nothing, and still reads', async () => {
+      await boot();
+      const before = world();
+      expect(before.canaries).toEqual([]);
+      const hostile = hostileNativeCalls(places);
+      const benign = benignCalls(places);
+      const turns = [
+        ...chunks(hostile, PER_ANSWER).map((calls) => scripted.toolCalls(...calls)),
+        ...TEXT_FORMS.map((form) => scripted.textToolCalls(form, hostileTextCalls(places), { before: readAsText(places) })),
+        scripted.toolCalls(...benign.map((b) => b.call)),
+        scripted.text('Nothing to change.'),
+      ];
+      model.push(...turns);
+      const ended = await run({ agent_type: agent, mode });
+      expect(ended.status).toBe('succeeded');
+      expect(model.requests).toHaveLength(turns.length);
+      for (const request of model.requests) expect(request.tools.map((tool) => tool.name).sort()).toEqual(tools);
+
+      expect(world()).toEqual(before);
+      const results = toolResults(model.requests.at(-1));
+      expect(results).toHaveLength(hostile.length + TEXT_FORMS.length + benign.length);
+      const offered = new Set(tools);
+      hostile.forEach((call, i) => {
+        if (!offered.has(call.name)) expect(results[i], call.name).toMatch(/^Error: Unknown tool '/);
+      });
+      // Text calls: in every dialect only the read was recognised and run.
+      const textResults = results.slice(hostile.length, hostile.length + TEXT_FORMS.length);
+      for (const result of textResults) expect(result).toContain('gamma');
+      const benignResults = results.slice(hostile.length + TEXT_FORMS.length);
+      benign.forEach((b, i) => expect(benignResults[i], JSON.stringify(b.call)).toContain(b.expect));
+    });
+  });
+
+  describe('approval rules in mode plan', () => {
+    const DENIED = /^Error: read_file refused by approval rule /;
+    async function bootWithRules(): Promise<void> {
+      const rules = join(scratch, 'rules.json');
+      writeFileSync(
+        rules,
+        JSON.stringify({
+          rules: [
+            { tool: 'read_file', match: '/**/secret/**', action: 'deny' },
+            { tool: 'grep_content', match: '/**/secret/**', action: 'deny' },
+            { tool: 'read_file', match: '/**/asked.txt', action: 'ask' },
+          ],
+        }),
+      );
+      await boot({ APPROVAL_RULES_FILE: rules });
+    }
+    const read = (file: string): ScriptedToolCall => ({ name: 'read_file', arguments: { file_path: join(repo.root, file) } });
+
+    it.each(['explore', 'plan'])('refuse what the operator denied: %s in mode plan reads no more than in mode default', async (agent) => {
+      await bootWithRules();
+      for (const mode of ['default', 'plan']) {
+        model.push(scripted.toolCalls(read('secret/key.txt'), { name: 'grep_content', arguments: { pattern: 'operator', path: join(repo.root, 'secret', 'key.txt') } }), scripted.text('done'));
+        expect((await run({ agent_type: agent, mode })).status).toBe('succeeded');
+        const [readResult, grepResult] = toolResults(model.requests.at(-1));
+        expect(readResult, mode).toMatch(DENIED);
+        expect(grepResult, mode).toMatch(/^Error: grep_content refused by approval rule /);
+      }
+    });
+
+    it('reach a sub-agent that a task in mode plan starts', async () => {
+      await bootWithRules();
+      model.push(scripted.toolCalls({ name: 'spawn_agent', arguments: { agent_type: 'explore', prompt: 'read the key' } }), scripted.toolCalls(read('secret/key.txt')), scripted.text('sub done'), scripted.text('done'));
+      expect((await run({ agent_type: 'task', mode: 'plan' })).status).toBe('succeeded');
+      expect(toolResults(model.requests[2])).toEqual([expect.stringMatching(DENIED)]);
+    });
+
+    it('ask the run\'s user in mode plan too, from a sub-agent as well, and refuse at once where nobody can answer', async () => {
+      await bootWithRules();
+      model.push(scripted.toolCalls({ name: 'spawn_agent', arguments: { agent_type: 'plan', prompt: 'read it' } }), scripted.toolCalls(read('asked.txt')), scripted.text('sub done'), scripted.text('done'));
+      const response = await post('/runs', { agent_type: 'task', mode: 'plan', prompt: 'go', working_dir: repo.root });
+      const id = ((await response.json()) as { id: string }).id;
+      const pending = await until(() => getJson('/approvals?status=pending'), (list) => (list.approvals as Json[]).length > 0, 'a pending approval');
+      const approval = (pending.approvals as Json[])[0]!;
+      expect(approval).toMatchObject({ run_id: id, tool: 'read_file' });
+      expect((await post(`/approvals/${approval.id as string}`, { decision: 'deny', message: 'not in plan mode' })).status).toBe(200);
+      expect((await ended(id)).status).toBe('succeeded');
+      expect(toolResults(model.requests[2])).toEqual(['Denied by the user: not in plan mode']);
+
+      model.push(scripted.toolCalls(read('asked.txt')), scripted.text('done'));
+      const blocking = await post('/agents/run', { agent_type: 'explore', mode: 'plan', prompt: 'go', working_dir: repo.root });
+      expect(((await blocking.json()) as Json).success).toBe(true);
+      expect(toolResults(model.requests.at(-1))).toEqual(['Needs approval, and this run cannot wait for it (on_ask=deny)']);
+    });
+  });
+
+  describe('spawn_agent', () => {
+    const spawn = (args: Json): ScriptedToolCall => ({ name: 'spawn_agent', arguments: { prompt: 'look around', ...args } });
+
+    it('starts only explore and plan, and only in a working directory inside the allowed paths', async () => {
+      await boot();
+      const dirs = ['..', '/', '/proc', '/tmp', repo.outside, `${repo.root}/outside-link`, t.settings.dataDir, `${repo.root}/../..`, `${repo.root}/missing`];
+      const types = ['task', 'Task', 'TASK', ' explore', 'explore ', 'expl\u043ere', 'Explore', 'plan\u200b', 'general-purpose'];
+      const calls = [...dirs.map((dir) => spawn({ agent_type: 'explore', working_dir: dir })), ...types.map((type) => spawn({ agent_type: type }))];
+      model.push(scripted.toolCalls(...calls), scripted.text('done'));
+      const before = world();
+      expect((await run({ agent_type: 'task', mode: 'plan' })).status).toBe('succeeded');
+      // No sub-agent ran: the only requests are the parent's two.
+      expect(model.requests).toHaveLength(2);
+      const results = toolResults(model.requests[1]);
+      dirs.forEach((dir, i) => expect(results[i], dir).toMatch(/^Sub-agent error: Working directory not allowed: /));
+      expect(results.slice(dirs.length)).toEqual(
+        types.map((type) =>
+          type === 'task' ? 'Error: Cannot spawn nested Task agents (recursion risk)' : `Error: Unknown agent type '${type}'. Allowed: ['explore', 'plan']`,
+        ),
+      );
+      expect(world()).toEqual(before);
+    });
+
+    it('gives a sub-agent read-only tools whatever the parent\'s mode, and its attempts change nothing', async () => {
+      await boot();
+      const hostile = hostileNativeCalls(places).slice(0, PER_ANSWER);
+      const before = world();
+      model.push(scripted.toolCalls(spawn({ agent_type: 'plan' })), scripted.toolCalls(...hostile), scripted.text('sub done'), scripted.text('done'));
+      expect((await run({ agent_type: 'task', mode: 'auto_accept' })).status).toBe('succeeded');
+      expect(model.requests[1]?.tools.map((tool) => tool.name).sort()).toEqual(READ_ONLY);
+      expect(world()).toEqual(before);
+    });
+
+  });
+});
