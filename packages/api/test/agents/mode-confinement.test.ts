@@ -187,5 +187,17 @@ describe('confinement by agent and mode', () => {
       expect(world()).toEqual(before);
     });
 
+    it('counts every model call of its sub-agents against AGENT_MAX_STEPS: recursion cannot multiply a run\'s cost', async () => {
+      await boot({ AGENT_MAX_STEPS: '5' });
+      const spawns = Array.from({ length: PER_ANSWER }, () => spawn({ agent_type: 'explore' }));
+      const read = { name: 'read_file', arguments: { file_path: `${repo.root}/notes.txt` } };
+      // The parent spawns as many as it may at every step; every sub-agent reads forever.
+      for (let i = 0; i < 200; i++) model.push((request) => (request.tools.some((tool) => tool.name === 'spawn_agent') ? scripted.toolCalls(...spawns) : scripted.toolCalls(read)));
+      const ended = await run({ agent_type: 'task', mode: 'default' });
+      expect(ended.status).toBe('failed');
+      expect(ended.error).toBe('Stopped after 5 model calls without a final answer (AGENT_MAX_STEPS=5)');
+      expect(model.requests).toHaveLength(5);
+      expect((ended.usage as Json).model_calls).toBe(5);
+    });
   });
 });
