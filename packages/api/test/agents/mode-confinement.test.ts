@@ -159,7 +159,7 @@ describe('confinement by agent and mode', () => {
 
     it('starts only explore and plan, and only in a working directory inside the allowed paths', async () => {
       await boot();
-      const dirs = ['..', '/', '/proc', '/tmp', repo.outside, `${repo.root}/outside-link`, t.settings.dataDir, `${repo.root}/../..`, `${repo.root}/missing`];
+      const dirs = ['../..', '../data', 'outside-link', 'outside-link/..', '/', '/proc', '/tmp', repo.outside, `${repo.root}/outside-link`, t.settings.dataDir, `${repo.root}/../..`, `${repo.root}/missing`];
       const types = ['task', 'Task', 'TASK', ' explore', 'explore ', 'expl\u043ere', 'Explore', 'plan\u200b', 'general-purpose'];
       const calls = [...dirs.map((dir) => spawn({ agent_type: 'explore', working_dir: dir })), ...types.map((type) => spawn({ agent_type: type }))];
       model.push(scripted.toolCalls(...calls), scripted.text('done'));
@@ -175,6 +175,13 @@ describe('confinement by agent and mode', () => {
         ),
       );
       expect(world()).toEqual(before);
+    });
+
+    it('runs the sub-agent in the directory named relative to the parent\'s, not to the service\'s start directory', async () => {
+      await boot();
+      model.push(scripted.toolCalls(spawn({ agent_type: 'explore', working_dir: 'src' })), scripted.text('sub done'), scripted.text('done'));
+      expect((await run({ agent_type: 'task', mode: 'plan' })).status).toBe('succeeded');
+      expect(model.requests[1]?.messages[0]?.content).toContain(join(repo.root, 'src'));
     });
 
     it('gives a sub-agent read-only tools whatever the parent\'s mode, and its attempts change nothing', async () => {
