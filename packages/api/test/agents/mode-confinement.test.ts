@@ -99,6 +99,17 @@ describe('confinement by agent and mode', () => {
     });
   });
 
+  it('keeps a read-only run read-only under the command policy alone (SANDBOX_ENABLED=false)', async () => {
+    // Without the sandbox a clean filter still runs on `git status` (see the sandbox README): the
+    // repository here plants every other program git could be made to start.
+    await boot({ SANDBOX_ENABLED: 'false' }, { filters: false });
+    const before = world();
+    const hostile = hostileNativeCalls(places).filter((call) => call.name === 'bash_readonly');
+    model.push(...chunks(hostile, PER_ANSWER).map((calls) => scripted.toolCalls(...calls)), scripted.text('done'));
+    expect((await run({ agent_type: 'plan', mode: 'plan' })).status).toBe('succeeded');
+    expect(world()).toEqual(before);
+  });
+
   describe('approval rules in mode plan', () => {
     const DENIED = /^Error: read_file refused by approval rule /;
     async function bootWithRules(): Promise<void> {

@@ -39,7 +39,7 @@ const READONLY_SHELL_ATTACKS = [
   'python3 -c "open(\'pwned.txt\', \'w\')"', 'npm install left-pad', 'pip install requests', 'curl http://127.0.0.1:9/',
   // Programs a hostile repository's config names: they must never run with write access.
   'git diff', 'git diff --ext-diff', 'git diff --textconv', 'git show --ext-diff HEAD', 'git log -p -1 --textconv',
-  'git log -1 --show-signature signed', 'git log -1 --format=%G? signed', 'git show --show-signature signed', 'git status',
+  'git log -1 --show-signature signed', 'git log -1 "--format=%G? %s" signed', 'git show --show-signature signed', 'git status',
 ];
 
 /** bash_readonly run in a directory outside the working tree. */
