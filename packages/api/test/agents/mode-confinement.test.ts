@@ -158,10 +158,83 @@ describe('confinement by agent and mode', () => {
       expect((await ended(id)).status).toBe('succeeded');
       expect(toolResults(model.requests[2])).toEqual(['Denied by the user: not in plan mode']);
 
-      model.push(scripted.toolCalls(read('asked.txt')), scripted.text('done'));
-      const blocking = await post('/agents/run', { agent_type: 'explore', mode: 'plan', prompt: 'go', working_dir: repo.root });
+      const asked = model.requests.length;
+      model.push(scripted.toolCalls({ name: 'spawn_agent', arguments: { agent_type: 'explore', prompt: 'read it' } }), scripted.toolCalls(read('asked.txt')), scripted.text('sub done'), scripted.text('done'));
+      const blocking = await post('/agents/run', { agent_type: 'task', mode: 'plan', prompt: 'go', working_dir: repo.root });
       expect(((await blocking.json()) as Json).success).toBe(true);
+      expect(toolResults(model.requests[asked + 2])).toEqual(['Needs approval, and this run cannot wait for it (on_ask=deny)']);
+    });
+  });
+
+  describe('mode per turn and per run', () => {
+    const write = (name: string): ScriptedToolCall => ({ name: 'write_file', arguments: { file_path: join(repo.root, name), content: 'written\n' } });
+    const offered = (request: RecordedRequest | undefined) => request?.tools.map((tool) => tool.name).sort();
+
+    it('gives each conversation turn the tools of its own mode: a plan turn after an auto_accept one changes nothing', async () => {
+      await boot();
+      const created = await post('/conversations/', { agent_type: 'task', working_dir: repo.root });
+      const conversation = ((await created.json()) as { id: string }).id;
+      const turn = async (mode: string) => {
+        const response = await post(`/conversations/${conversation}/runs`, { content: `turn in ${mode}`, mode, on_ask: 'deny' });
+        expect(response.status).toBe(202);
+        return ended(((await response.json()) as { id: string }).id);
+      };
+
+      model.push(scripted.toolCalls(write('first.txt')), scripted.text('wrote it'));
+      expect((await turn('auto_accept')).status).toBe('succeeded');
+      expect(existsSync(join(repo.root, 'first.txt'))).toBe(true);
+      expect(offered(model.requests[0])).toContain('write_file');
+
+      const before = world();
+      const from = model.requests.length;
+      model.push(scripted.toolCalls(write('second.txt'), { name: 'bash', arguments: { command: 'rm first.txt' } }), scripted.text('could not'));
+      expect((await turn('plan')).status).toBe('succeeded');
+      expect(world()).toEqual(before);
+      expect(offered(model.requests[from])).toEqual([...READ_ONLY, 'spawn_agent'].sort());
+      expect(toolResults(model.requests[from + 1])).toEqual([expect.stringMatching(/^Error: Unknown tool 'write_file'/), expect.stringMatching(/^Error: Unknown tool 'bash'/)]);
+
+      // Mode default asks before rm; with on_ask=deny nobody can say yes.
+      model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'rm first.txt' } }), scripted.text('asked'));
+      expect((await turn('default')).status).toBe('succeeded');
+      expect(existsSync(join(repo.root, 'first.txt'))).toBe(true);
       expect(toolResults(model.requests.at(-1))).toEqual(['Needs approval, and this run cannot wait for it (on_ask=deny)']);
+    });
+
+    it('does not let an Idempotency-Key replay a run under another mode', async () => {
+      await boot();
+      model.push(scripted.text('planned'));
+      const body = { agent_type: 'task', prompt: 'plan it', working_dir: repo.root, mode: 'plan' };
+      const first = await fetch(`${address}/runs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'k1' }, body: JSON.stringify(body) });
+      expect(first.status).toBe(202);
+      const again = await fetch(`${address}/runs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'k1' }, body: JSON.stringify({ ...body, mode: 'auto_accept' }) });
+      expect(again.status).toBe(422);
+      expect(await again.json()).toEqual({ detail: 'Idempotency-Key reused with a different request' });
+    });
+
+    it('takes no checkpoint for a run in mode plan, and undoes a task\'s changes, its sub-agent\'s attempts included', async () => {
+      await boot();
+      model.push(scripted.toolCalls({ name: 'bash_readonly', arguments: { command: 'git status' } }), scripted.text('looked'));
+      const planned = await run({ agent_type: 'task', mode: 'plan' });
+      const changes = await fetch(`${address}/runs/${planned.id as string}/changes`);
+      expect(changes.status).toBe(409);
+      expect(await changes.json()).toEqual({ detail: 'No checkpoint for this run' });
+
+      const before = treeFingerprint(repo.root, { contentOnly: true });
+      const hostile = hostileNativeCalls(places).slice(0, PER_ANSWER);
+      model.push(
+        scripted.toolCalls({ name: 'spawn_agent', arguments: { agent_type: 'explore', prompt: 'break things' } }),
+        scripted.toolCalls(...hostile),
+        scripted.text('sub done'),
+        scripted.toolCalls(write('added.txt'), { name: 'bash', arguments: { command: 'echo more >> notes.txt' } }),
+        scripted.text('done'),
+      );
+      const worked = await run({ agent_type: 'task', mode: 'auto_accept' });
+      expect(worked.status).toBe('succeeded');
+      const listed = (await getJson(`/runs/${worked.id as string}/changes`)) as { files: { path: string; change: string }[] };
+      expect(listed.files.map((f) => [f.path, f.change])).toEqual([['added.txt', 'added'], ['notes.txt', 'modified']]);
+      const reverted = await post(`/runs/${worked.id as string}/revert`, {});
+      expect(reverted.status).toBe(200);
+      expect(treeFingerprint(repo.root, { contentOnly: true })).toEqual(before);
     });
   });
 

@@ -96,19 +96,21 @@ export function createHostileRepo(root: string, outside: string, options: { filt
  * Everything about a directory tree that a change would show: each entry's type, mode, size,
  * modification time and content (links: their target). A map, so that a failure names the entry.
  */
-export function treeFingerprint(root: string): Record<string, string> {
+export function treeFingerprint(root: string, options: { contentOnly?: boolean } = {}): Record<string, string> {
   const out: Record<string, string> = {};
+  // A revert writes what it restores anew: what it must give back is the content and the mode.
+  const time = (mtimeMs: number): string => (options.contentOnly === true ? '' : ` ${mtimeMs}`);
   const visit = (path: string, name: string): void => {
     const stats = lstatSync(path);
     const at = name === '' ? '.' : name;
     if (stats.isSymbolicLink()) {
       out[at] = `link ${readlinkSync(path)}`;
     } else if (stats.isDirectory()) {
-      out[at] = `dir ${stats.mode.toString(8)} ${stats.mtimeMs}`;
+      out[at] = `dir ${stats.mode.toString(8)}${time(stats.mtimeMs)}`;
       for (const entry of readdirSync(path).sort()) visit(join(path, entry), name === '' ? entry : `${name}/${entry}`);
     } else {
       const digest = createHash('sha256').update(readFileSync(path)).digest('hex');
-      out[at] = `file ${stats.mode.toString(8)} ${stats.size} ${stats.mtimeMs} ${digest}`;
+      out[at] = `file ${stats.mode.toString(8)} ${stats.size}${time(stats.mtimeMs)} ${digest}`;
     }
   };
   if (existsSync(root)) visit(root, '');
