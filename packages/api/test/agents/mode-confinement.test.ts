@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { until } from '../support/until.js';
 import { benignCalls, hostileNativeCalls, hostileTextCalls, readAsText, TEXT_FORMS, type Places } from './corpus/mode-confinement.js';
-import { createHostileRepo, treeFingerprint, type HostileRepo } from './support/hostile-repo.js';
+import { createHostileRepo, createPartialClone, treeFingerprint, type HostileRepo } from './support/hostile-repo.js';
 
 type Json = Record<string, unknown>;
 
@@ -108,6 +108,17 @@ describe('confinement by agent and mode', () => {
     model.push(...chunks(hostile, PER_ANSWER).map((calls) => scripted.toolCalls(...calls)), scripted.text('done'));
     expect((await run({ agent_type: 'plan', mode: 'plan' })).status).toBe('succeeded');
     expect(world()).toEqual(before);
+  });
+
+  it.each(['true', 'false'])('never fetches the missing objects of a partial clone from bash_readonly (SANDBOX_ENABLED=%s)', async (sandbox) => {
+    await boot({ SANDBOX_ENABLED: sandbox });
+    const clone = createPartialClone(join(t.workdir, 'clone'), join(scratch, 'remote'));
+    const before = { clone: treeFingerprint(clone.root), remote: treeFingerprint(clone.outside) };
+    const commands = ['git show HEAD:a.txt', 'git log -p', 'git diff HEAD~0 --stat', 'git status'];
+    model.push(scripted.toolCalls(...commands.map((command) => ({ name: 'bash_readonly', arguments: { command } }))), scripted.text('done'));
+    expect((await run({ agent_type: 'explore', mode: 'plan', working_dir: clone.root })).status).toBe('succeeded');
+    expect(clone.canaries.filter((c) => existsSync(c))).toEqual([]);
+    expect({ clone: treeFingerprint(clone.root), remote: treeFingerprint(clone.outside) }).toEqual(before);
   });
 
   describe('approval rules in mode plan', () => {

@@ -93,6 +93,29 @@ export function createHostileRepo(root: string, outside: string, options: { filt
 }
 
 /**
+ * A partial clone (`--filter=blob:none`) whose blobs are all missing: showing a file makes git
+ * fetch it from the promisor remote, with the upload-pack program the clone's config names.
+ */
+export function createPartialClone(root: string, outside: string): HostileRepo {
+  const source = join(outside, 'source');
+  mkdirSync(source, { recursive: true });
+  writeFileSync(join(source, 'a.txt'), 'hello\n');
+  git(source, 'init', '-q', '-b', 'main');
+  git(source, 'add', '.');
+  git(source, '-c', 'user.name=A', '-c', 'user.email=a@example.com', 'commit', '-q', '-m', 'a');
+  git(source, 'config', 'uploadpack.allowFilter', 'true');
+  git(outside, 'clone', '-q', '--filter=blob:none', '--no-checkout', `file://${source}`, root);
+  const canaries = [join(outside, 'canary'), join(root, 'canary')];
+  const program = join(root, 'upload.sh');
+  writeFileSync(program, `#!/bin/sh\n${canaries.map((c) => `touch '${c}' 2>/dev/null`).join('\n')}\nexec git-upload-pack "$@"\n`);
+  chmodSync(program, 0o755);
+  git(root, 'config', 'remote.origin.uploadpack', program);
+  git(root, 'config', 'protocol.allow', 'always');
+  git(root, 'config', 'protocol.file.allow', 'always');
+  return { root, outside, canaries };
+}
+
+/**
  * Everything about a directory tree that a change would show: each entry's type, mode, size,
  * modification time and content (links: their target). A map, so that a failure names the entry.
  */
