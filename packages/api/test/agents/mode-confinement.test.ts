@@ -211,6 +211,23 @@ describe('confinement by agent and mode', () => {
       expect(toolResults(model.requests.at(-1))).toEqual(['Needs approval, and this run cannot wait for it (on_ask=deny)']);
     });
 
+    it.each([
+      [{ agent_type: 'Task' }, 400],
+      [{ agent_type: 'task ' }, 400],
+      [{ agent_type: 't\u0430sk' }, 400],
+      [{ agent_type: '__proto__' }, 400],
+      [{ mode: 'Plan' }, 422],
+      [{ mode: 'auto-accept' }, 422],
+      [{ mode: 'plan\u200b' }, 422],
+      [{ mode: 'bypass' }, 422],
+    ])('refuses a run for %j before anything starts (%i)', async (override, status) => {
+      await boot();
+      const response = await post('/runs', { agent_type: 'explore', prompt: 'go', working_dir: repo.root, mode: 'plan', ...override });
+      expect(response.status).toBe(status);
+      expect(((await getJson('/runs')) as { total: number }).total).toBe(0);
+      expect(model.requests).toHaveLength(0);
+    });
+
     it('does not let an Idempotency-Key replay a run under another mode', async () => {
       await boot();
       model.push(scripted.text('planned'));
