@@ -296,13 +296,16 @@ describe('confinement by agent and mode', () => {
       expect(model.requests[1]?.messages[0]?.content).toContain(join(repo.root, 'src'));
     });
 
-    it('gives a sub-agent read-only tools whatever the parent\'s mode, and its attempts change nothing', async () => {
+    it('gives a sub-agent read-only tools whatever the parent\'s mode, no spawn_agent, and its attempts change nothing', async () => {
       await boot();
-      const hostile = hostileNativeCalls(places).slice(0, PER_ANSWER);
+      const hostile = [spawn({ agent_type: 'explore' }), spawn({ agent_type: 'task' }), ...hostileNativeCalls(places).slice(0, PER_ANSWER - 2)];
       const before = world();
       model.push(scripted.toolCalls(spawn({ agent_type: 'plan' })), scripted.toolCalls(...hostile), scripted.text('sub done'), scripted.text('done'));
       expect((await run({ agent_type: 'task', mode: 'auto_accept' })).status).toBe('succeeded');
+      // Depth one: the sub-agent's own spawns are unknown tools, and no third agent ever asked the model.
+      expect(model.requests).toHaveLength(4);
       expect(model.requests[1]?.tools.map((tool) => tool.name).sort()).toEqual(READ_ONLY);
+      expect(toolResults(model.requests[2]).slice(0, 2)).toEqual([expect.stringMatching(/^Error: Unknown tool 'spawn_agent'/), expect.stringMatching(/^Error: Unknown tool 'spawn_agent'/)]);
       expect(world()).toEqual(before);
     });
 
