@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type RecordedRequest, type ScriptedModel, type ScriptedToolCall } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_CALLS_PER_ANSWER } from '../../src/agents/run-loop.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { until } from '../support/until.js';
 import { benignCalls, hostileNativeCalls, hostileTextCalls, readAsText, TEXT_FORMS, type Places } from './corpus/mode-confinement.js';
@@ -12,7 +13,8 @@ type Json = Record<string, unknown>;
 
 const READ_ONLY = ['bash_readonly', 'glob_files', 'grep_content', 'read_file'];
 const ENDED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
-const PER_ANSWER = 32;
+/** Calls of one answer that run: the corpus is cut into answers of this size. */
+const PER_ANSWER = MAX_CALLS_PER_ANSWER;
 
 /** Each agent and mode that must change nothing, with the tools it is offered. */
 const CONFINED: { agent: string; mode: string; tools: string[] }[] = [
