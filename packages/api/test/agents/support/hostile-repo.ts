@@ -80,6 +80,11 @@ export function createHostileRepo(root: string, outside: string, options: { filt
     ['gpg.ssh.program', program],
     ['core.fsmonitor', program],
     ['core.pager', program],
+    // Settings under which a read would write the index, if git took its optional locks.
+    ['core.untrackedCache', 'true'],
+    ['core.splitIndex', 'true'],
+    ['gc.auto', '1'],
+    ['maintenance.auto', 'true'],
   ] as const) {
     git(root, 'config', key, value);
   }
