@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
@@ -165,7 +166,8 @@ export class AgentEngine {
           this.runSubAgent({
             agentType,
             prompt,
-            workingDir: dir,
+            // The model names it from the directory it works in, not the service's start directory.
+            workingDir: isAbsolute(dir) ? dir : `${workingDir}/${dir}`,
             mode: options.mode,
             signal,
             streaming: false,

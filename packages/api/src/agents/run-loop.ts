@@ -126,7 +126,7 @@ export class RunLoop {
   }
 
   async run(): Promise<string> {
-    for (let step = 0; step < this.limits.maxSteps; step++) {
+    for (let step = 0; step < this.limits.maxSteps && !this.budgetSpent(); step++) {
       const turn = await this.callModel();
       if (turn.toolCalls.length === 0) {
         if (this.mustRePrompt(turn.text)) continue;
@@ -155,6 +155,14 @@ export class RunLoop {
       }
     }
     throw new StepLimitError(this.limits.maxSteps);
+  }
+
+  /**
+   * AGENT_MAX_STEPS bounds the run, not each loop: sub-agents count their model calls in the
+   * run's usage, so a parent spawning 32 of them per answer cannot multiply the run's cost.
+   */
+  private budgetSpent(): boolean {
+    return this.input.usage.model_calls >= this.limits.maxSteps;
   }
 
   /** `task` answering without any tool call is sent back, at most twice (docs/api.md, "Agents and tools"). */

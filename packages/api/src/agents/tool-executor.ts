@@ -51,11 +51,11 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
 
 /**
  * The approval rules' say on a call (EXTENSIONS.md section 3): the text the model reads when it
- * must not run, undefined when it may. `plan` runs read-only tools only, so it never asks;
- * `auto_accept` runs an `ask` at once; `deny` refuses in every mode.
+ * must not run, undefined when it may. `auto_accept` runs an `ask` at once; `deny` refuses in every
+ * mode. `plan` is judged as `default` is: a mode that takes tools away must not also lift the
+ * operator's `deny` rules (on read_file of a secret, say) or skip asking.
  */
 async function approvalRefusal(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string | undefined> {
-  if (context.mode === 'plan') return undefined;
   const verdict = judgeCall(call.name, plainArgs(params), context.toolContext);
   if (verdict.action === 'deny') return `Error: ${call.name} refused by ${verdict.reason}`;
   if (verdict.action === 'allow' || context.mode === 'auto_accept') return undefined;

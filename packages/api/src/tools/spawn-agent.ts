@@ -17,7 +17,7 @@ const parameters = z.object({
   // A free string, not an enum: the contract has its own message for each wrong value.
   agent_type: z.string().describe("The sub-agent to run: 'explore' (find and read code) or 'plan' (design an implementation)"),
   prompt: z.string().min(1).describe('The complete task for the sub-agent; it sees nothing else of this conversation'),
-  working_dir: z.string().optional().describe('Directory the sub-agent works in (default: the current working directory)'),
+  working_dir: z.string().optional().describe('Directory the sub-agent works in, relative to the current working directory (default: the current working directory)'),
 });
 
 /** Runs an `explore` or `plan` sub-agent and returns its answer (docs/api.md, "Tools"). */

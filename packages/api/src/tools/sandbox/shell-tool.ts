@@ -21,6 +21,14 @@ export interface ShellParams {
 /** Git reads no system or user config and never prompts; repository config is confined by the sandbox. */
 const GIT_ENVIRONMENT = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' };
 
+/**
+ * bash_readonly's git writes no lock and fetches nothing. In a partial clone, showing a missing
+ * object fetches it from the promisor remote with the upload-pack program the repository's config
+ * names; GIT_ALLOW_PROTOCOL (a name no transport has) overrides every `protocol.*.allow` of that
+ * config, and GIT_NO_LAZY_FETCH stops the fetch itself where git is new enough (2.44).
+ */
+const READONLY_GIT_ENVIRONMENT = { GIT_OPTIONAL_LOCKS: '0', GIT_ALLOW_PROTOCOL: 'none', GIT_NO_LAZY_FETCH: '1' };
+
 function restoredNote(restored: readonly string[]): string {
   return `[protected files were changed and have been restored: ${restored.join(', ')}]`;
 }
@@ -32,8 +40,11 @@ function restoredNote(restored: readonly string[]): string {
  * before and after, and any change is undone and reported.
  */
 export async function runShellTool(tool: ShellToolName, params: ShellParams, context: ToolContext): Promise<ToolResult> {
-  const env: Record<string, string> = { ...childEnvironment(process.env, context.sandbox.roots), ...GIT_ENVIRONMENT };
-  if (tool === 'bash_readonly') env.GIT_OPTIONAL_LOCKS = '0';
+  const env: Record<string, string> = {
+    ...childEnvironment(process.env, context.sandbox.roots),
+    ...GIT_ENVIRONMENT,
+    ...(tool === 'bash_readonly' ? READONLY_GIT_ENVIRONMENT : {}),
+  };
   const searchPath = env.PATH as string;
   const availability = await detectSandbox(context.settings);
   if (availability.state === 'unavailable') return fail(sandboxUnavailableMessage(availability.reason), { refused: true, confined: false });

@@ -18,6 +18,12 @@ export const GIT_FORCED_CONFIG = [
   '-c', 'commit.gpgSign=false',
   '-c', 'tag.gpgSign=false',
   '-c', 'log.showSignature=false',
+  // `--show-signature` and the `%G` placeholders of a format verify signatures with whatever
+  // program the repository names; `false` makes every signature unverified instead.
+  '-c', 'gpg.program=false',
+  '-c', 'gpg.openpgp.program=false',
+  '-c', 'gpg.x509.program=false',
+  '-c', 'gpg.ssh.program=false',
   // No editor can open without a terminal; `true` makes `git commit` without -m fail at once.
   '-c', 'core.editor=true',
   '-c', 'sequence.editor=true',
@@ -61,6 +67,16 @@ const REFUSED_LONG: Record<string, string> = {
   'separate-git-dir': 'moves the repository elsewhere',
   'recurse-submodules': 'fetches and runs submodule commands',
 };
+
+/**
+ * Refused by exact name: they undo the `--no-ext-diff`/`--no-textconv` given before them and run
+ * the program a repository's config names. Git takes no abbreviation of these, and their
+ * prefixes are other options (`--text`).
+ */
+const REFUSED_EXACT = new Map([
+  ['ext-diff', 'runs the diff program the repository config names'],
+  ['textconv', 'runs the textconv program the repository config names'],
+]);
 
 const SAFE_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree']);
 const STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase', 'cherry-pick']);
@@ -125,7 +141,7 @@ function readArgs(sub: string, rest: string[]): ReadArgs {
     } else if (arg.startsWith('--')) {
       const eq = arg.indexOf('=');
       const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
-      const reason = refusedLong(name);
+      const reason = refusedLong(name) ?? (REFUSED_EXACT.has(name) ? `git --${name} ${REFUSED_EXACT.get(name)}` : undefined);
       if (reason !== undefined) refuse(reason);
       const value = eq < 0 ? undefined : arg.slice(eq + 1);
       if (value === undefined && TEXT_LONG.has(name) && i + 1 < rest.length) {
