@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { FileListRequest, SearchBackend } from './search/backend.js';
 import { rootGlob } from './search/patterns.js';
 import { searchSession } from './search-sandbox.js';
-import { searchRoot } from './search-root.js';
+import { searchRoot, shownBySearch } from './search-root.js';
 import { succeed, type Tool } from './tool.js';
 import { failureFor, ToolError } from './tool-errors.js';
 
@@ -60,8 +60,9 @@ export function createGlobFilesTool(backend?: SearchBackend): Tool<typeof parame
         const search = session.backend;
         let files: string[];
         try {
-          // DATA_DIR and `.env` are never listed, whatever the backend saw.
-          files = await newestFirst(search, { root, glob, signal: context.signal }, (path) => context.sandbox.isHidden(path));
+          // DATA_DIR, `.env` and files the rules deny are never listed, whatever the backend saw.
+          const shown = shownBySearch('glob_files', context);
+          files = await newestFirst(search, { root, glob, signal: context.signal }, (path) => !shown(path));
         } finally {
           session.dispose();
         }

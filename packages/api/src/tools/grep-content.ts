@@ -3,7 +3,7 @@ import type { FileMatches, SearchBackend } from './search/backend.js';
 import { MatchCollector } from './search/match-collector.js';
 import { compileSearchRegex, fileFilterGlob } from './search/patterns.js';
 import { searchSession } from './search-sandbox.js';
-import { searchRoot } from './search-root.js';
+import { searchRoot, shownBySearch } from './search-root.js';
 import { shortenLine } from './text.js';
 import { fail, succeed, type Tool } from './tool.js';
 import { failureFor, ToolError } from './tool-errors.js';
@@ -67,9 +67,10 @@ export function createGrepContentTool(backend?: SearchBackend): Tool<typeof para
         const collector = new MatchCollector(GREP_MAX_MATCHES);
         const request = { root, pattern: params.pattern, caseSensitive: params.case_sensitive, contextLines: params.context_lines, glob, signal: context.signal };
         try {
-          // Matches in DATA_DIR or `.env` are never shown, whatever the backend read.
+          // Matches in DATA_DIR, `.env` or a file the rules deny are never shown, whatever the backend read.
+          const shown = shownBySearch('grep_content', context);
           await search.searchContent(request, (matches) => {
-            if (!context.sandbox.isHidden(matches.path)) collector.add(matches);
+            if (shown(matches.path)) collector.add(matches);
           });
         } finally {
           session.dispose();

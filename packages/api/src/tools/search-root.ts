@@ -4,6 +4,18 @@ import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
 
 /**
+ * Which files a search may show: never DATA_DIR or `.env`, and never a file the approval rules
+ * deny this tool. Rules judge the path a call names; a search of a directory above a denied one
+ * (a rule on `<project>/secret/**`) reads the files below it, and showed what the rule keeps from a
+ * call on each of them.
+ */
+export function shownBySearch(tool: string, context: ToolContext): (path: string) => boolean {
+  const denied = context.approval?.rules.deniedPaths(tool);
+  if (denied === undefined) return (path) => !context.sandbox.isHidden(path);
+  return (path) => !context.sandbox.isHidden(path) && !denied(path);
+}
+
+/**
  * The real path and file type of a search tool's `path` argument (the working directory when
  * absent), refused with a clear message when it is outside the sandbox or missing.
  */

@@ -122,6 +122,16 @@ export class ApprovalRuleSet {
     }
   }
 
+  /**
+   * Whether the rules deny `tool` the file at `path` (a search judges each file it found this way);
+   * undefined when no deny rule could ever match a path of this tool, so a search checks nothing.
+   */
+  deniedPaths(tool: string): ((path: string) => boolean) | undefined {
+    const denying = this.rules.filter((rule) => rule.action === 'deny' && (rule.tool === '*' || rule.tool === tool));
+    if (denying.length === 0) return undefined;
+    return (path) => denying.some((rule) => this.matches(rule, { kind: 'path', path }));
+  }
+
   judge(tool: string, subject: CallSubject): RuleVerdict {
     const matching = this.rules.filter((rule) => (rule.tool === '*' || rule.tool === tool) && this.matches(rule, subject));
     if (matching.length === 0) return { action: 'allow', reason: 'no rule matched', rules: [] };
