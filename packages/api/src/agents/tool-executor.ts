@@ -2,7 +2,7 @@ import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { z } from 'zod';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
-import { CANNOT_WAIT, judgeCall } from './approval-check.js';
+import { CANNOT_WAIT, callReach, judgeCall } from './approval-check.js';
 import { toolDone, toolStart } from './events.js';
 import { errorMessage } from '../util/error-message.js';
 import { withDeadline } from '../util/deadline.js';
@@ -61,8 +61,10 @@ async function approvalRefusal(tool: Tool, params: unknown, call: ModelToolCall,
   if (verdict.action === 'allow' || context.mode === 'auto_accept') return undefined;
   const gate = context.toolContext.approval?.gate;
   if (!gate) return CANNOT_WAIT;
+  const reach = await callReach(call.name, plainArgs(params), context.toolContext);
+  const matches = verdict.rules.map((rule) => rule.match ?? '');
   const answer = await gate.ask(
-    { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches: verdict.rules.map((rule) => rule.match ?? '') },
+    { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches, ...(reach === undefined ? {} : { reach }) },
     context.toolContext.signal,
   );
   return answer.approved ? undefined : answer.text;

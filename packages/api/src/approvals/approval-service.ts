@@ -6,6 +6,7 @@ import type { RunRecord, RunRepository } from '../db/run-repository.js';
 import type { RunEventBus } from '../runs/event-bus.js';
 import type { GateFactory } from '../runs/agent-job.js';
 import type { RunFrame } from '../runs/run-service.js';
+import { isWithin, resolveReal } from '../tools/sandbox/paths.js';
 import type { ApprovalAnswer, ApprovalAsk, ApprovalGate } from '../tools/tool.js';
 import { ApprovalDecidedError, ApprovalForbiddenError, ApprovalNotFoundError } from './errors.js';
 
@@ -82,10 +83,14 @@ export class ApprovalService {
     return decided;
   }
 
-  /** True when approve_always grants of this user and working directory cover every rule that asked. */
+  /**
+   * True when approve_always grants of this user and working directory cover every rule that asked,
+   * and the call acts inside that directory only: what it does elsewhere no checkpoint gives back.
+   */
   private async granted(run: RunRecord, request: ApprovalAsk): Promise<boolean> {
+    if (request.matches.length === 0 || !actsInside(run.workingDir, request.reach)) return false;
     const granted = await this.options.store.grantedMatches(run.userId, run.workingDir, request.tool);
-    return request.matches.length > 0 && request.matches.every((match) => granted.includes(match));
+    return request.matches.every((match) => granted.includes(match));
   }
 
   private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: RunFrame) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
@@ -148,6 +153,18 @@ export class ApprovalService {
       signal.removeEventListener('abort', wake.notify);
     }
   }
+}
+
+/** Every path inside the directory (as the sandbox resolves it); an unknown reach is not inside. */
+function actsInside(workingDir: string, reach: readonly string[] | undefined): boolean {
+  if (reach === undefined) return false;
+  let root: string;
+  try {
+    root = resolveReal(workingDir);
+  } catch {
+    return false;
+  }
+  return reach.every((path) => isWithin(root, path));
 }
 
 const messageOf = (reason: unknown): string => (reason instanceof Error ? reason.message : String(reason));

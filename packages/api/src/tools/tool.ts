@@ -76,6 +76,8 @@ export interface ApprovalAsk {
   args: Record<string, unknown>;
   reason: string;
   matches: string[];
+  /** Every real path the call acts on; absent when that is not known, and then no grant covers it. */
+  reach?: string[];
 }
 
 /** Approved, or refused with the text the model reads instead of the tool's result. */

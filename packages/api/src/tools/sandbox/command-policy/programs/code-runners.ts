@@ -60,7 +60,7 @@ function codeRunner(name: string, spec: RunnerSpec): ProgramCheck {
       if (spec.interpreter !== undefined && !arg.startsWith('-')) scriptArgs = true;
       for (const path of candidates(arg)) paths.push({ path, access: 'read' });
     }
-    return { args, paths };
+    return { args, paths, reach: 'unknown' };
   };
 }
 
