@@ -43,31 +43,37 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
     return text;
   }
   context.emit(toolStart(call.name, tool.startArgs(parsed.data)));
-  const refusal = await approvalRefusal(tool, parsed.data, call, context);
-  const text = refusal ?? (await runTool(tool, parsed.data, call, context));
+  const clearance = await approvalClearance(tool, parsed.data, call, context);
+  const text = 'refusal' in clearance ? clearance.refusal : await runTool(tool, parsed.data, call, withGrantScope(context, clearance.scope));
   context.emit(toolDone(call.name, text));
   return text;
 }
 
+/** Refused with the text the model reads, or cleared (by a grant for `scope`, when one answered). */
+type Clearance = { refusal: string } | { scope?: string };
+
+const withGrantScope = (context: ExecutionContext, scope: string | undefined): ExecutionContext =>
+  scope === undefined ? context : { ...context, toolContext: { ...context.toolContext, grantScope: scope } };
+
 /**
- * The approval rules' say on a call (EXTENSIONS.md section 3): the text the model reads when it
- * must not run, undefined when it may. `plan` runs read-only tools only, so it never asks;
- * `auto_accept` runs an `ask` at once; `deny` refuses in every mode.
+ * The approval rules' say on a call (EXTENSIONS.md section 3). `plan` runs read-only tools only,
+ * so it never asks; `auto_accept` runs an `ask` at once; `deny` refuses in every mode.
  */
-async function approvalRefusal(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string | undefined> {
-  if (context.mode === 'plan') return undefined;
+async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<Clearance> {
+  if (context.mode === 'plan') return {};
   const verdict = judgeCall(call.name, plainArgs(params), context.toolContext);
-  if (verdict.action === 'deny') return `Error: ${call.name} refused by ${verdict.reason}`;
-  if (verdict.action === 'allow' || context.mode === 'auto_accept') return undefined;
+  if (verdict.action === 'deny') return { refusal: `Error: ${call.name} refused by ${verdict.reason}` };
+  if (verdict.action === 'allow' || context.mode === 'auto_accept') return {};
   const gate = context.toolContext.approval?.gate;
-  if (!gate) return CANNOT_WAIT;
+  if (!gate) return { refusal: CANNOT_WAIT };
   const reach = await callReach(call.name, plainArgs(params), context.toolContext);
   const matches = verdict.rules.map((rule) => rule.match ?? '');
   const answer = await gate.ask(
     { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches, ...(reach === undefined ? {} : { reach }) },
     context.toolContext.signal,
   );
-  return answer.approved ? undefined : answer.text;
+  if (!answer.approved) return { refusal: answer.text };
+  return answer.scope === undefined ? {} : { scope: answer.scope };
 }
 
 async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {

@@ -52,7 +52,8 @@ export class ApprovalService {
   gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: RunFrame) => void): ApprovalGate {
     return {
       ask: async (request, signal) => {
-        if (await this.granted(run, request)) return { approved: true };
+        const scope = await this.grantScope(run, request);
+        if (scope !== undefined) return { approved: true, scope };
         if (onAsk === 'deny') return { approved: false, text: CANNOT_WAIT };
         return this.askAndWait(run, request, emit, signal);
       },
@@ -84,13 +85,15 @@ export class ApprovalService {
   }
 
   /**
-   * True when approve_always grants of this user and working directory cover every rule that asked,
-   * and the call acts inside that directory only: what it does elsewhere no checkpoint gives back.
+   * The grant's real working directory when approve_always grants of this user and working directory
+   * cover every rule that asked, and the call acts inside that directory only: what it does
+   * elsewhere no checkpoint gives back.
    */
-  private async granted(run: RunRecord, request: ApprovalAsk): Promise<boolean> {
-    if (request.matches.length === 0 || !actsInside(run.workingDir, request.reach)) return false;
+  private async grantScope(run: RunRecord, request: ApprovalAsk): Promise<string | undefined> {
+    const root = realDirectory(run.workingDir);
+    if (request.matches.length === 0 || root === undefined || !actsInside(root, request.reach)) return undefined;
     const granted = await this.options.store.grantedMatches(run.userId, run.workingDir, request.tool);
-    return request.matches.every((match) => granted.includes(match));
+    return request.matches.every((match) => granted.includes(match)) ? root : undefined;
   }
 
   private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: RunFrame) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
@@ -155,17 +158,16 @@ export class ApprovalService {
   }
 }
 
-/** Every path inside the directory (as the sandbox resolves it); an unknown reach is not inside. */
-function actsInside(workingDir: string, reach: readonly string[] | undefined): boolean {
-  if (reach === undefined) return false;
-  let root: string;
+function realDirectory(path: string): string | undefined {
   try {
-    root = resolveReal(workingDir);
+    return resolveReal(path);
   } catch {
-    return false;
+    return undefined;
   }
-  return reach.every((path) => isWithin(root, path));
 }
+
+/** Every path inside the directory; an unknown reach is not inside. */
+const actsInside = (root: string, reach: readonly string[] | undefined): boolean => reach !== undefined && reach.every((path) => isWithin(root, path));
 
 const messageOf = (reason: unknown): string => (reason instanceof Error ? reason.message : String(reason));
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,6 @@ import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { readRunEvents } from '../support/run-events.js';
 import { until } from '../support/until.js';
 
 const KEY = 'ann-key-0123456789';
@@ -78,8 +78,8 @@ describe.each(DIALECTS)('approve_always grants stay inside their working directo
     model.push(scripted.toolCalls(call), scripted.text('done'));
     const id = await startRun({ on_ask: 'deny' });
     expect((await ended(id)).status).toBe('succeeded');
-    const frames = (await readRunEvents(address, id, { headers: HEADERS })).frames.map((f) => JSON.parse(f.data) as Json);
-    return frames.find((f) => f.event === 'tool_done')?.result_summary as string;
+    // What the model read as the call's result, in full.
+    return model.requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content as string;
   }
 
   function layout(): void {
@@ -117,6 +117,25 @@ describe.each(DIALECTS)('approve_always grants stay inside their working directo
     expect(existsSync(path('a', 'sub', 'out.txt'))).toBe(true);
     expect(existsSync(path('a', 'sub', 'written.txt'))).toBe(true);
     expect((await getJson('/approvals')).total).toBe(3);
+  });
+
+  it('stops a granted command that an earlier command of the same call pointed outside the directory', async () => {
+    layout();
+    const git = (...args: string[]) => execFileSync('git', ['-C', path('a'), ...args], { encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'base');
+    git('switch', '-qc', 'evil');
+    symlinkSync('../b', path('a', 'escape'));
+    git('add', 'escape');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'a link out');
+    git('switch', '-q', 'main');
+    await grant(bash('rm x.txt'));
+
+    // When the call is judged `escape` does not exist yet, so `escape/linked.txt` lies inside `a`.
+    const result = await resultOf(bash('git checkout -q evil && rm escape/linked.txt'));
+    expect(existsSync(path('a', 'escape'))).toBe(true);
+    expect(existsSync(path('b', 'linked.txt'))).toBe(true);
+    expect(result).toContain(`Command not allowed: rm now acts on ${path('b', 'linked.txt')}, outside ${path('a')}`);
   });
 
   it('asks again for git when the repository is larger than the directory', async () => {

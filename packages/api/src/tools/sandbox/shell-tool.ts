@@ -4,7 +4,9 @@ import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from '
 import { GitlinkGuard, gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
-import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type ShellToolName } from './command-policy/index.js';
+import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
+import { refuse } from './command-policy/refusal.js';
+import { isWithin } from './paths.js';
 import { childEnvironment } from './exec/environment.js';
 import { MAX_OUTPUT_CHARS } from './exec/output-collector.js';
 import { locateProgram } from './exec/program-path.js';
@@ -37,6 +39,17 @@ export function shellCheckRequest(tool: ShellToolName, params: Pick<ShellParams,
     home: process.env.HOME ?? homedir(),
     locate: (name) => locateProgram(name, searchPath),
   };
+}
+
+/**
+ * A command let through by an approve_always grant, as checked just before it starts: an earlier
+ * command of the call (a checkout, an extraction) may have put a link where a path was a plain name.
+ */
+function keptToGrant(invocation: Invocation, scope: string | undefined): Invocation {
+  if (scope === undefined) return invocation;
+  const outside = invocation.reach === undefined ? 'paths it cannot name' : invocation.reach.find((path) => !isWithin(scope, path));
+  if (outside === undefined) return invocation;
+  return refuse(`${invocation.program} now acts on ${outside}, outside ${scope}, the directory its standing approval covers; run it again to ask`);
 }
 
 /**
@@ -76,7 +89,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       env,
       timeoutMs: timeoutSeconds * 1000,
       signal: context.signal,
-      prepare: (command) => authorizeCommand(command, checked.context),
+      prepare: async (command) => keptToGrant(await authorizeCommand(command, checked.context), context.grantScope),
       locate,
       ...(launcher === undefined ? {} : { launcher }),
     });
