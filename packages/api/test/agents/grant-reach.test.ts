@@ -59,6 +59,12 @@ const HOSTILE_COMMANDS: [string, string?][] = [
   ['sed -i s/x/y/ ../b/x.txt'],
   ['find ../b -name x.txt'],
   ['ls ../b'],
+  ["sed -n 'w ../b/f.txt' x.txt"],
+  ['awk \'{ print > "../b/f.txt" }\' x.txt'],
+  ['find . -fprint ../b/f.txt'],
+  ['sort -o ../b/f.txt x.txt'],
+  ['unzip -o arch.zip -d ../b'],
+  ['git diff --no-index x.txt ../b/x.txt'],
   ['python3 script.py'],
   ['make'],
 ];
