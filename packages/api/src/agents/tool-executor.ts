@@ -2,7 +2,7 @@ import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { z } from 'zod';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
-import { CANNOT_WAIT, judgeCall } from './approval-check.js';
+import { CANNOT_WAIT, callReach, judgeCall } from './approval-check.js';
 import { toolDone, toolStart } from './events.js';
 import { errorMessage } from '../util/error-message.js';
 import { withDeadline } from '../util/deadline.js';
@@ -43,29 +43,38 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
     return text;
   }
   context.emit(toolStart(call.name, tool.startArgs(parsed.data)));
-  const refusal = await approvalRefusal(tool, parsed.data, call, context);
-  const text = refusal ?? (await runTool(tool, parsed.data, call, context));
+  const clearance = await approvalClearance(tool, parsed.data, call, context);
+  const text = 'refusal' in clearance ? clearance.refusal : await runTool(tool, parsed.data, call, withGrantScope(context, clearance.scope));
   context.emit(toolDone(call.name, text));
   return text;
 }
 
+/** Refused with the text the model reads, or cleared (by a grant for `scope`, when one answered). */
+type Clearance = { refusal: string } | { scope?: string };
+
+const withGrantScope = (context: ExecutionContext, scope: string | undefined): ExecutionContext =>
+  scope === undefined ? context : { ...context, toolContext: { ...context.toolContext, grantScope: scope } };
+
 /**
- * The approval rules' say on a call (EXTENSIONS.md section 3): the text the model reads when it
- * must not run, undefined when it may. `auto_accept` runs an `ask` at once; `deny` refuses in every
- * mode. `plan` is judged as `default` is: a mode that takes tools away must not also lift the
- * operator's `deny` rules (on read_file of a secret, say) or skip asking.
+ * The approval rules' say on a call (EXTENSIONS.md section 3): refused with the text the model
+ * reads, or cleared. `auto_accept` runs an `ask` at once; `deny` refuses in every mode. `plan` is
+ * judged as `default` is: a mode that takes tools away must not also lift the operator's `deny`
+ * rules (on read_file of a secret, say) or skip asking.
  */
-async function approvalRefusal(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string | undefined> {
+async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<Clearance> {
   const verdict = judgeCall(call.name, plainArgs(params), context.toolContext);
-  if (verdict.action === 'deny') return `Error: ${call.name} refused by ${verdict.reason}`;
-  if (verdict.action === 'allow' || context.mode === 'auto_accept') return undefined;
+  if (verdict.action === 'deny') return { refusal: `Error: ${call.name} refused by ${verdict.reason}` };
+  if (verdict.action === 'allow' || context.mode === 'auto_accept') return {};
   const gate = context.toolContext.approval?.gate;
-  if (!gate) return CANNOT_WAIT;
+  if (!gate) return { refusal: CANNOT_WAIT };
+  const reach = await callReach(call.name, plainArgs(params), context.toolContext);
+  const matches = verdict.rules.map((rule) => rule.match ?? '');
   const answer = await gate.ask(
-    { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches: verdict.rules.map((rule) => rule.match ?? '') },
+    { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches, ...(reach === undefined ? {} : { reach }) },
     context.toolContext.signal,
   );
-  return answer.approved ? undefined : answer.text;
+  if (!answer.approved) return { refusal: answer.text };
+  return answer.scope === undefined ? {} : { scope: answer.scope };
 }
 
 async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {

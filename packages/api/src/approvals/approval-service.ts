@@ -6,6 +6,7 @@ import type { RunRecord, RunRepository } from '../db/run-repository.js';
 import type { RunEventBus } from '../runs/event-bus.js';
 import type { GateFactory } from '../runs/agent-job.js';
 import type { RunFrame } from '../runs/run-service.js';
+import { isWithin, resolveReal } from '../tools/sandbox/paths.js';
 import type { ApprovalAnswer, ApprovalAsk, ApprovalGate } from '../tools/tool.js';
 import { ApprovalDecidedError, ApprovalForbiddenError, ApprovalNotFoundError } from './errors.js';
 
@@ -51,7 +52,8 @@ export class ApprovalService {
   gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: RunFrame) => void): ApprovalGate {
     return {
       ask: async (request, signal) => {
-        if (await this.granted(run, request)) return { approved: true };
+        const scope = await this.grantScope(run, request);
+        if (scope !== undefined) return { approved: true, scope };
         if (onAsk === 'deny') return { approved: false, text: CANNOT_WAIT };
         return this.askAndWait(run, request, emit, signal);
       },
@@ -82,10 +84,16 @@ export class ApprovalService {
     return decided;
   }
 
-  /** True when approve_always grants of this user and working directory cover every rule that asked. */
-  private async granted(run: RunRecord, request: ApprovalAsk): Promise<boolean> {
+  /**
+   * The grant's real working directory when approve_always grants of this user and working directory
+   * cover every rule that asked, and the call acts inside that directory only: what it does
+   * elsewhere no checkpoint gives back.
+   */
+  private async grantScope(run: RunRecord, request: ApprovalAsk): Promise<string | undefined> {
+    const root = realDirectory(run.workingDir);
+    if (request.matches.length === 0 || root === undefined || !actsInside(root, request.reach)) return undefined;
     const granted = await this.options.store.grantedMatches(run.userId, run.workingDir, request.tool);
-    return request.matches.length > 0 && request.matches.every((match) => granted.includes(match));
+    return request.matches.every((match) => granted.includes(match)) ? root : undefined;
   }
 
   private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: RunFrame) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
@@ -149,6 +157,17 @@ export class ApprovalService {
     }
   }
 }
+
+function realDirectory(path: string): string | undefined {
+  try {
+    return resolveReal(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every path inside the directory; an unknown reach is not inside. */
+const actsInside = (root: string, reach: readonly string[] | undefined): boolean => reach !== undefined && reach.every((path) => isWithin(root, path));
 
 const messageOf = (reason: unknown): string => (reason instanceof Error ? reason.message : String(reason));
 

@@ -59,6 +59,11 @@ export interface ToolContext {
   spawnAgent?: SubAgentRunner;
   /** The approval rules, and in mode `default` who answers an `ask`; absent: the default rules, nobody. */
   approval?: ApprovalContext;
+  /**
+   * Set when an approve_always grant for this directory let the call run: a shell command checked
+   * again just before it starts must still act inside it (an earlier command may have moved a link).
+   */
+  grantScope?: string;
   /** Awaited before a tool that changes files runs: the run's checkpoint takes its first snapshot. */
   beforeModify?: () => Promise<void>;
   /** The run's logger: every line carries its run_id. */
@@ -76,10 +81,15 @@ export interface ApprovalAsk {
   args: Record<string, unknown>;
   reason: string;
   matches: string[];
+  /** Every real path the call acts on; absent when that is not known, and then no grant covers it. */
+  reach?: string[];
 }
 
 /** Approved, or refused with the text the model reads instead of the tool's result. */
-export type ApprovalAnswer = { approved: true } | { approved: false; text: string };
+export type ApprovalAnswer =
+  /** `scope`: a standing approve_always grant answered, not the user; the call must keep inside this directory. */
+  | { approved: true; scope?: string }
+  | { approved: false; text: string };
 
 /** Puts an `ask` to the run's user and waits for the answer (or answers at once, on_ask=deny). */
 export interface ApprovalGate {

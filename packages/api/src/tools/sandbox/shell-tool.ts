@@ -4,7 +4,9 @@ import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from '
 import { GitlinkGuard, gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
-import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type ShellToolName } from './command-policy/index.js';
+import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
+import { refuse } from './command-policy/refusal.js';
+import { isWithin } from './paths.js';
 import { childEnvironment } from './exec/environment.js';
 import { MAX_OUTPUT_CHARS } from './exec/output-collector.js';
 import { locateProgram } from './exec/program-path.js';
@@ -33,6 +35,31 @@ function restoredNote(restored: readonly string[]): string {
   return `[protected files were changed and have been restored: ${restored.join(', ')}]`;
 }
 
+/** The policy's question for a call, the same for the run and for an approve_always grant's scope. */
+export function shellCheckRequest(tool: ShellToolName, params: Pick<ShellParams, 'command' | 'cwd'>, context: ToolContext): CheckRequest {
+  const searchPath = childEnvironment(process.env, context.sandbox.roots).PATH as string;
+  return {
+    tool,
+    command: params.command,
+    cwd: params.cwd ?? context.workingDir,
+    baseDir: context.workingDir,
+    sandbox: context.sandbox,
+    home: process.env.HOME ?? homedir(),
+    locate: (name) => locateProgram(name, searchPath),
+  };
+}
+
+/**
+ * A command let through by an approve_always grant, as checked just before it starts: an earlier
+ * command of the call (a checkout, an extraction) may have put a link where a path was a plain name.
+ */
+function keptToGrant(invocation: Invocation, scope: string | undefined): Invocation {
+  if (scope === undefined) return invocation;
+  const outside = invocation.reach === undefined ? 'paths it cannot name' : invocation.reach.find((path) => !isWithin(scope, path));
+  if (outside === undefined) return invocation;
+  return refuse(`${invocation.program} now acts on ${outside}, outside ${scope}, the directory its standing approval covers; run it again to ask`);
+}
+
 /**
  * Shared by bash_readonly and bash: check the command text, then run the checked plan without a
  * shell, every process inside the sandbox (allowed paths read-only for bash_readonly, writable for
@@ -48,18 +75,11 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const searchPath = env.PATH as string;
   const availability = await detectSandbox(context.settings);
   if (availability.state === 'unavailable') return fail(sandboxUnavailableMessage(availability.reason), { refused: true, confined: false });
-  const locate = (name: string): string | undefined => locateProgram(name, searchPath);
+  const request = shellCheckRequest(tool, params, context);
+  const locate = request.locate;
   let checked: CheckedCommand;
   try {
-    checked = await checkCommand({
-      tool,
-      command: params.command,
-      cwd: params.cwd ?? context.workingDir,
-      baseDir: context.workingDir,
-      sandbox: context.sandbox,
-      home: process.env.HOME ?? homedir(),
-      locate,
-    });
+    checked = await checkCommand(request);
   } catch (error) {
     return fail(refusalMessage(error), { refused: true });
   }
@@ -80,7 +100,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       env,
       timeoutMs: timeoutSeconds * 1000,
       signal: context.signal,
-      prepare: (command) => authorizeCommand(command, checked.context),
+      prepare: async (command) => keptToGrant(await authorizeCommand(command, checked.context), context.grantScope),
       locate,
       ...(launcher === undefined ? {} : { launcher }),
     });

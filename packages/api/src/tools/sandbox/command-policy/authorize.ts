@@ -2,8 +2,8 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { PathSandbox } from '../paths.js';
 import { ALWAYS_REFUSED, NETWORK_PROGRAMS, WRAPPERS, programsFor } from './allowlists.js';
 import { expandGlob } from './glob.js';
-import { checkPathUse } from './path-access.js';
-import { PROGRAM_CHECKS } from './programs/index.js';
+import { checkPathUse, isStandardStream } from './path-access.js';
+import { PROGRAM_CHECKS, type CheckedArgs } from './programs/index.js';
 import { refuse } from './refusal.js';
 import type { RedirectionSpec, ShellToolName, ShellWord, SimpleCommandSpec } from './plan.js';
 
@@ -28,6 +28,11 @@ export interface Invocation {
   /** argv[0] is the program name. */
   argv: string[];
   redirections: ResolvedRedirection[];
+  /**
+   * Every real path it acts on, as checked (arguments, option values, redirections, and what the
+   * program reaches by itself); absent when the policy cannot tell (a program that runs code).
+   */
+  reach?: string[];
 }
 
 /** The program name rules: a bare name on the tool's allowlist, with the reason when it is not. */
@@ -69,15 +74,23 @@ export async function authorizeCommand(spec: SimpleCommandSpec, ctx: PolicyConte
   if (check === undefined) return refuse(`${spec.program} has no argument rules`);
   const args = spec.args.flatMap((word) => expandGlob(word, ctx.cwd, ctx.sandbox));
   const checked = check(args, { tool: ctx.tool, cwd: ctx.cwd, locate: (name) => ctx.locate(name) });
+  const reals: string[] = [];
   let sliceStart = performance.now();
   for (const use of checked.paths) {
     if (performance.now() - sliceStart > SLICE_MS) {
       await yieldToEventLoop();
       sliceStart = performance.now();
     }
-    checkPathUse(use, ctx.cwd, ctx.sandbox);
+    reals.push(checkPathUse(use, ctx.cwd, ctx.sandbox));
   }
   const redirections = spec.redirections.map((r) => resolveRedirection(r, ctx));
   const executable = spec.program === 'type' ? 'builtin' : ctx.locate(spec.program);
-  return { program: spec.program, executable, argv: [spec.program, ...checked.args], redirections };
+  const reach = reachOf(checked.reach, [...reals, ...redirections.flatMap((r) => ('path' in r ? [r.path] : []))]);
+  return { program: spec.program, executable, argv: [spec.program, ...checked.args], redirections, ...(reach === undefined ? {} : { reach }) };
+}
+
+/** The standard streams lead nowhere, so they widen no grant's scope. */
+function reachOf(programReach: CheckedArgs['reach'], reals: string[]): string[] | undefined {
+  if (programReach === 'unknown') return undefined;
+  return [...(programReach ?? []), ...reals.filter((real) => !isStandardStream(real))];
 }

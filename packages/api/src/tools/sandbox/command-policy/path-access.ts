@@ -19,6 +19,8 @@ export interface PathUse {
 /** Readable and writable whatever the sandbox: they hold no secrets and lead nowhere. Never removable. */
 const STANDARD_STREAMS = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr']);
 
+export const isStandardStream = (path: string): boolean => STANDARD_STREAMS.has(path);
+
 /**
  * Resolves a path the way the kernel walks it (PathSandbox's resolveReal: each symbolic link
  * followed before a later `..` is applied); relative paths start at `base`.

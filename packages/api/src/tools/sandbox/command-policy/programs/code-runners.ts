@@ -45,7 +45,7 @@ function requireSubcommand(name: string, args: string[], subcommands: Set<string
 }
 
 function codeRunner(name: string, spec: RunnerSpec): ProgramCheck {
-  return (args) => {
+  return (args, ctx) => {
     if (spec.subcommands !== undefined) requireSubcommand(name, args, spec.subcommands);
     const paths: PathUse[] = [];
     let scriptArgs = false;
@@ -60,7 +60,9 @@ function codeRunner(name: string, spec: RunnerSpec): ProgramCheck {
       if (spec.interpreter !== undefined && !arg.startsWith('-')) scriptArgs = true;
       for (const path of candidates(arg)) paths.push({ path, access: 'read' });
     }
-    return { args, paths };
+    // It runs code that could touch any allowed path; for a grant it counts as acting where it
+    // runs (and on the paths it is given): approving `npm install` always means its installs here.
+    return { args, paths, reach: [ctx.cwd] };
   };
 }
 

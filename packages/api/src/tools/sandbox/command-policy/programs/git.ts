@@ -1,3 +1,5 @@
+import { lstatSync, type Stats } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { refuse } from '../refusal.js';
 import type { PathUse } from '../path-access.js';
 import type { CommandContext, ProgramCheck } from './types.js';
@@ -242,6 +244,24 @@ const FORCED_OPTIONS: Record<string, string[]> = {
   pull: ['--no-prune'],
 };
 
+/**
+ * Git acts on the whole repository it finds above the working directory: `git reset --hard` in a
+ * subdirectory resets the parent's work tree, `git stash drop` changes the parent's `.git`. A `.git`
+ * file points somewhere else (a linked work tree, a submodule), which the policy does not follow.
+ */
+function repositoryReach(cwd: string): string[] | 'unknown' {
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    let found: Stats | undefined;
+    try {
+      found = lstatSync(join(dir, '.git'));
+    } catch {
+      found = undefined;
+    }
+    if (found !== undefined) return found.isDirectory() ? [dir] : 'unknown';
+    if (dirname(dir) === dir) return [cwd];
+  }
+}
+
 export const git: ProgramCheck = (args, ctx: CommandContext) => {
   const { globals, sub, rest } = splitGlobal(args);
   if (sub === undefined) return globals.length > 0 ? { args: [...GIT_FORCED_CONFIG, ...globals], paths: [] } : refuse('git needs a subcommand');
@@ -253,7 +273,8 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
   if (sub === 'branch' && ctx.tool === 'bash_readonly') checkReadonlyBranch(read);
   if (sub === 'config') {
     checkConfig(read);
-    return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [] };
+    return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [], reach: repositoryReach(ctx.cwd) };
   }
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...(FORCED_OPTIONS[sub] ?? []), ...rest], paths: read.paths };
+  const forced = FORCED_OPTIONS[sub] ?? [];
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths: read.paths, reach: repositoryReach(ctx.cwd) };
 };

@@ -16,6 +16,11 @@ export interface CheckedArgs {
   args: string[];
   /** Every argument that names a file, with how the program uses it. */
   paths: PathUse[];
+  /**
+   * What the program acts on beyond `paths` (real directories), for the scope of an approve_always
+   * grant; `unknown` when the policy cannot tell (git in a repository found through a `.git` file).
+   */
+  reach?: string[] | 'unknown';
 }
 
 /** Judges one program's arguments: refuses, or says what will run and which paths it touches. */
