@@ -1,4 +1,4 @@
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './dialect.js';
 import type { ApprovalGrant, ApprovalRecord, ApprovalRepository, ApprovalStatus, NewApproval } from './approval-repository.js';
 
@@ -30,12 +30,16 @@ export class DrizzleApprovalRepository implements ApprovalRepository {
   listApprovals(userId: string, status: ApprovalStatus | null): Promise<{ items: ApprovalRecord[]; total: number }> {
     const a = this.t.approvals;
     const matching = status ? and(eq(a.userId, userId), eq(a.status, status)) : eq(a.userId, userId);
+    // One statement: on PostgreSQL two would run on two connections, and a list read before an
+    // approval was stored could come with a total counted after (total 1, no approval).
     return this.adapter.run(async (db) => {
-      const [items, [total]] = await Promise.all([
-        db.select().from(a).where(matching).orderBy(desc(a.createdAt), desc(a.id)).limit(100),
-        db.select({ n: count() }).from(a).where(matching),
-      ]);
-      return { items, total: total?.n ?? 0 };
+      const rows = await db
+        .select({ approval: a, total: sql<number>`count(*) over ()`.mapWith(Number) })
+        .from(a)
+        .where(matching)
+        .orderBy(desc(a.createdAt), desc(a.id))
+        .limit(100);
+      return { items: rows.map((row) => row.approval), total: rows[0]?.total ?? 0 };
     });
   }
 

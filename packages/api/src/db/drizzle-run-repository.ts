@@ -89,12 +89,20 @@ export class DrizzleRunRepository implements RunRepository {
   listRuns(userId: string, page: RunListPage): Promise<{ items: RunRecord[]; total: number }> {
     const r = this.t.runs;
     const matching = page.status ? and(eq(r.userId, userId), eq(r.status, page.status)) : eq(r.userId, userId);
+    // The page and its total in one statement: on PostgreSQL two would run on two connections, and
+    // a page read before a run was stored could come with a total counted after it. Only a page
+    // past the end needs the count on its own.
     return this.adapter.run(async (db) => {
-      const [items, [total]] = await Promise.all([
-        db.select().from(r).where(matching).orderBy(desc(r.createdAt), desc(r.id)).limit(page.limit).offset(page.offset),
-        db.select({ n: count() }).from(r).where(matching),
-      ]);
-      return { items, total: total?.n ?? 0 };
+      const rows = await db
+        .select({ run: r, total: sql<number>`count(*) over ()`.mapWith(Number) })
+        .from(r)
+        .where(matching)
+        .orderBy(desc(r.createdAt), desc(r.id))
+        .limit(page.limit)
+        .offset(page.offset);
+      if (rows.length > 0 || page.offset === 0) return { items: rows.map((row) => row.run), total: rows[0]?.total ?? 0 };
+      const [total] = await db.select({ n: count() }).from(r).where(matching);
+      return { items: [], total: total?.n ?? 0 };
     });
   }
 
