@@ -3,6 +3,11 @@
  * runs started at once against a scripted model that sends a token every 10 ms, while 1,000 idle
  * followers hold event streams of runs that are waiting on the model. Bounded: fixed counts and a
  * deadline for the whole bench. The service runs as `npm start` runs it, from its build.
+ *
+ * The 100 runs come twice. The first round meets a service that has just started: V8 is still
+ * compiling the code every run goes through, on the same two cores, and that round's first frames
+ * come later. The second round is what a service that has been up for a while gives, and the
+ * figures with targets are its own; the first round's p95 is printed beside them.
  */
 import { setMaxListeners } from 'node:events';
 import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
@@ -152,6 +157,47 @@ function buildService(): void {
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 
+interface Round {
+  /** Milliseconds to each run's first frame, sorted. */
+  firstFrames: number[];
+  /** Milliseconds to each run's 202, sorted. */
+  answers: number[];
+  /** Each run's last frame. */
+  lasts: Array<Record<string, unknown> | undefined>;
+  elapsedS: number;
+  /** The service's CPU and scheduling while the round ran. */
+  sched: string;
+}
+
+/** 100 runs started at once, each followed from its 202 on, until every one has ended. */
+async function streamedRound(base: string, model: ModelProcess, pid: number, signal: AbortSignal): Promise<Round> {
+  await model.command({ kind: 'streamed', runs: STREAMED_RUNS, tokens: TOKENS_PER_RUN, intervalMs: TOKEN_INTERVAL_MS });
+  const cpuBefore = cpuMs(pid);
+  const schedBefore = scheduledMs(pid);
+  const started = performance.now();
+  const streamed = await Promise.all(
+    Array.from({ length: STREAMED_RUNS }, async (_, i) => {
+      const since = performance.now();
+      const runId = await startRun(base, `streamed ${i}`, signal);
+      const answeredMs = performance.now() - since;
+      const followed = await follow(base, runId, since, signal);
+      return { answeredMs, firstFrameMs: followed.firstFrameMs, last: await followed.last };
+    }),
+  );
+  const elapsedS = (performance.now() - started) / 1000;
+  const cpu = cpuMs(pid) - cpuBefore;
+  const schedAfter = scheduledMs(pid);
+  // A shared machine's other work shows up as the event loop's wait for a core, not as its own cost.
+  const sched = `service while the runs streamed: ${cpu.toFixed(0)} ms of CPU in ${(elapsedS * 1000).toFixed(0)} ms; its event loop ran ${(schedAfter.ran - schedBefore.ran).toFixed(0)} ms and waited ${(schedAfter.waited - schedBefore.waited).toFixed(0)} ms for a free core`;
+  return {
+    firstFrames: streamed.map((s) => s.firstFrameMs).sort((a, b) => a - b),
+    answers: streamed.map((s) => s.answeredMs).sort((a, b) => a - b),
+    lasts: streamed.map((s) => s.last),
+    elapsedS,
+    sched,
+  };
+}
+
 const bench: Bench = async () => {
   const signal = AbortSignal.timeout(DEADLINE_MS);
   // Every request of the bench listens on this one deadline.
@@ -188,35 +234,21 @@ const bench: Bench = async () => {
       Array.from({ length: IDLE_FOLLOWERS }, (_, i) => follow(service.url, idleRuns[i % IDLE_RUNS]!, performance.now(), signal)),
     );
 
-    await model.command({ kind: 'streamed', runs: STREAMED_RUNS, tokens: TOKENS_PER_RUN, intervalMs: TOKEN_INTERVAL_MS });
-    const cpuBefore = cpuMs(pid);
-    const schedBefore = scheduledMs(pid);
-    const started = performance.now();
-    const streamed = await Promise.all(
-      Array.from({ length: STREAMED_RUNS }, async (_, i) => {
-        const since = performance.now();
-        const runId = await startRun(service.url, `streamed ${i}`, signal);
-        const answeredMs = performance.now() - since;
-        const followed = await follow(service.url, runId, since, signal);
-        return { answeredMs, firstFrameMs: followed.firstFrameMs, last: await followed.last };
-      }),
-    );
-    const elapsedS = (performance.now() - started) / 1000;
-    const cpu = cpuMs(pid) - cpuBefore;
-    const schedAfter = scheduledMs(pid);
-    // A shared machine's other work shows up as the event loop's wait for a core, not as its own cost.
-    const sched = `service while the runs streamed: ${cpu.toFixed(0)} ms of CPU in ${(elapsedS * 1000).toFixed(0)} ms; its event loop ran ${(schedAfter.ran - schedBefore.ran).toFixed(0)} ms and waited ${(schedAfter.waited - schedBefore.waited).toFixed(0)} ms for a free core`;
+    const first = await streamedRound(service.url, model, pid, signal);
+    const second = await streamedRound(service.url, model, pid, signal);
 
     await model.command({ kind: 'release' });
     const idleEnds = await Promise.all(followers.map((f) => f.last));
-    const failed = streamed.filter((s) => s.last?.event !== 'done').length + idleEnds.filter((last) => last?.event !== 'done').length;
-    const firstFrames = streamed.map((s) => s.firstFrameMs).sort((a, b) => a - b);
+    const failed = [...first.lasts, ...second.lasts, ...idleEnds].filter((last) => last?.event !== 'done').length;
+    const firstFrames = second.firstFrames;
     // Where the first frame's time goes: waiting for the 202 (the connection accepted, the request
     // read and answered) or after it (the events request, the model's first token).
-    const answers = streamed.map((s) => s.answeredMs).sort((a, b) => a - b);
+    const answers = second.answers;
     const answered = `the 202 of POST /runs came after ${percentile(answers, 50).toFixed(0)} ms at the median, ${percentile(answers, 95).toFixed(0)} ms at the 95th percentile`;
+    const coldRound = `in the first round after start: p95 ${percentile(first.firstFrames, 95).toFixed(0)} ms, p50 ${percentile(first.firstFrames, 50).toFixed(0)} ms`;
     const peakMib = memoryKib(pid, 'VmHWM') / 1024;
     const ideal = (TOKENS_PER_RUN * TOKEN_INTERVAL_MS) / 1000;
+    const elapsedS = second.elapsedS;
 
     const throughput: BenchResult = {
       name: `runs per second: ${STREAMED_RUNS} streamed runs at once, ${TOKENS_PER_RUN} tokens each, ${IDLE_FOLLOWERS} idle followers`,
@@ -226,12 +258,12 @@ const bench: Bench = async () => {
       ratio: STREAMED_RUNS / elapsedS,
       kind: 'absolute',
       unit: 'runs/s',
-      note: `all ${STREAMED_RUNS} runs done in ${elapsedS.toFixed(2)} s`,
+      note: `all ${STREAMED_RUNS} runs of the second round done in ${elapsedS.toFixed(2)} s`,
     };
     return [
-      absolute(`failed runs (of ${STREAMED_RUNS} streamed and ${IDLE_RUNS} idle)`, 'none', 0, failed, 'runs', 1),
+      absolute(`failed runs (of 2 x ${STREAMED_RUNS} streamed and ${IDLE_RUNS} idle)`, 'none', 0, failed, 'runs', 1),
       throughput,
-      absolute('p95 time from POST /runs to the first event frame', 'p50', percentile(firstFrames, 50), percentile(firstFrames, 95), 'ms', 250, `${answered}; ${sched}`),
+      absolute('p95 time from POST /runs to the first event frame (second round)', 'p50', percentile(firstFrames, 50), percentile(firstFrames, 95), 'ms', 250, `${coldRound}; ${answered}; ${second.sched}`),
       absolute('service peak RSS (VmHWM)', 'RSS at rest', restMib, peakMib, 'MiB', 1024),
     ];
   } finally {
