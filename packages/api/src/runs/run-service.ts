@@ -81,10 +81,10 @@ export interface RunServiceOptions {
 }
 
 export const RUN_CANCELLED = 'Run cancelled';
+export const RUN_INTERRUPTED = 'Run interrupted: the service stopped';
 
 /** Text frames of one run are stored at most this often; text arriving in between joins the next one. */
 export const TEXT_FRAME_INTERVAL_MS = 25;
-export const RUN_INTERRUPTED = 'Run interrupted: the service stopped';
 
 interface Execution {
   controller: AbortController;
