@@ -35,9 +35,16 @@ function restoredNote(restored: readonly string[]): string {
   return `[protected files were changed and have been restored: ${restored.join(', ')}]`;
 }
 
-/** The policy's question for a call, the same for the run and for an approve_always grant's scope. */
-export function shellCheckRequest(tool: ShellToolName, params: Pick<ShellParams, 'command' | 'cwd'>, context: ToolContext): CheckRequest {
-  const searchPath = childEnvironment(process.env, context.sandbox.roots).PATH as string;
+/**
+ * The policy's question for a call, the same for the run and for an approve_always grant's scope.
+ * `searchPath` is the PATH the commands get; a caller that built their environment passes its own.
+ */
+export function shellCheckRequest(
+  tool: ShellToolName,
+  params: Pick<ShellParams, 'command' | 'cwd'>,
+  context: ToolContext,
+  searchPath = childEnvironment(process.env, context.sandbox.roots).PATH as string,
+): CheckRequest {
   return {
     tool,
     command: params.command,
@@ -75,7 +82,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const searchPath = env.PATH as string;
   const availability = await detectSandbox(context.settings);
   if (availability.state === 'unavailable') return fail(sandboxUnavailableMessage(availability.reason), { refused: true, confined: false });
-  const request = shellCheckRequest(tool, params, context);
+  const request = shellCheckRequest(tool, params, context, searchPath);
   const locate = request.locate;
   let checked: CheckedCommand;
   try {

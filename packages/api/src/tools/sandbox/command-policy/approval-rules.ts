@@ -150,7 +150,6 @@ export class ApprovalRuleSet {
     if (subject.kind === 'path') return (this.globs.get(rule.match) ?? compilePathGlob(rule.match)).test(subject.path);
     return false;
   }
-
 }
 
 /** One command against one rule's forms, each glob word read as each word of the rule it could become. */

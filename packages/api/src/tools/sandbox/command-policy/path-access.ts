@@ -43,7 +43,7 @@ const isInsideGitDirectory = (real: string): boolean => real.split(sep).includes
 
 /** The real path of a path argument, or a refusal naming it. */
 export function checkPathUse(use: PathUse, cwd: string, sandbox: PathSandbox): string {
-  if (STANDARD_STREAMS.has(use.path) && use.access !== 'entry') return use.path;
+  if (isStandardStream(use.path) && use.access !== 'entry') return use.path;
   const base = use.base === undefined ? cwd : resolveInside(use.base, cwd, sandbox);
   const real = resolveInside(use.path, base, sandbox);
   if (use.access !== 'read' && isProtectedGitPath(real)) refuse(`writing to .git/hooks, .git/config or a .git directory is refused (${use.path})`);
