@@ -3,6 +3,7 @@ import { createOllama } from 'ollama-ai-provider-v2';
 import type { Settings } from '../settings.js';
 import type { Log } from '../util/log.js';
 import { ModelError } from './errors.js';
+import { runtimeFetch } from './runtime-fetch.js';
 import { SdkModelClient, type SdkClientConfig } from './sdk-client.js';
 import type { CallOptions, LanguageModel } from './sdk-convert.js';
 import type { RuntimeInfoSource } from './runtime-info.js';
@@ -37,7 +38,7 @@ interface ProviderModel {
 const bearer = (apiKey: string): Record<string, string> => (apiKey === '' ? {} : { Authorization: `Bearer ${apiKey}` });
 
 function ollamaModel(settings: ModelSettings, windowTokens: () => number): ProviderModel {
-  const provider = createOllama({ baseURL: `${settings.llmBaseUrl}/api`, headers: bearer(settings.llmApiKey) });
+  const provider = createOllama({ baseURL: `${settings.llmBaseUrl}/api`, headers: bearer(settings.llmApiKey), fetch: runtimeFetch(settings.llmBaseUrl) });
   return {
     languageModel: provider.chat(settings.llmModel),
     // Ollama reads sampling settings only from `options` (the provider also sends a top-level
@@ -51,6 +52,7 @@ function openaiModel(settings: ModelSettings): ProviderModel {
   const provider = createOpenAICompatible({
     name: 'llm',
     baseURL: settings.llmBaseUrl,
+    fetch: runtimeFetch(settings.llmBaseUrl),
     ...(settings.llmApiKey === '' ? {} : { apiKey: settings.llmApiKey }),
     // vLLM, llama.cpp and Ollama's /v1 report token usage in streams only when asked.
     includeUsage: true,

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { scripted, startScriptedModel, type ScriptedModel, type ScriptStep } from '@mada/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -305,6 +307,32 @@ describe.each<Provider>(['ollama', 'openai'])('model client on %s', (provider) =
       const error = await createModelClient(settings).complete(ask()).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'ModelError', kind: 'unreachable' });
       expect((error as Error).message).toContain(`Model runtime unreachable at ${settings.llmBaseUrl}`);
+    });
+
+    it('does not follow a redirect: the prompt goes to LLM_BASE_URL and nowhere else', async () => {
+      const { runtime } = await setup([scripted.text('unused')]);
+      const target = provider === 'ollama' ? runtime.url : runtime.openaiUrl;
+      // A runtime address that sends every request on to the scripted model, body and all (307).
+      const redirecting = createServer((request, response) => {
+        request.resume();
+        response.writeHead(307, { location: `${target}${request.url?.replace(/^\/v1/, '') ?? ''}` }).end();
+      });
+      await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = redirecting.address() as AddressInfo;
+        const llmBaseUrl = provider === 'ollama' ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`;
+        const client = createModelClient(modelSettings(runtime, provider, { llmBaseUrl }));
+        for (const call of [client.complete(ask('the secret plan')), collect(client.stream(ask('the secret plan')))]) {
+          const error = await call.catch((e: unknown) => e);
+          expect(error).toMatchObject({ name: 'ModelError', kind: 'http', retryable: false });
+          expect((error as Error).message).toBe(
+            `The model runtime at ${llmBaseUrl} answered with a redirect, which model calls do not follow: set LLM_BASE_URL to the address that serves the model`,
+          );
+        }
+        expect(runtime.requests).toEqual([]);
+      } finally {
+        redirecting.close();
+      }
     });
 
     it('says which model was not found', async () => {
