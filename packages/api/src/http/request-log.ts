@@ -13,14 +13,15 @@ export class RequestLog extends LogController {
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
     reply.raw.once('close', () => {
-      if (!reply.raw.writableEnded) reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request closed before its response ended');
+      if (!reply.raw.writableEnded) reply.log.info(fieldsOf(reply), 'request closed before its response ended');
     });
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
-    const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
-    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
-    else reply.log.info(fields, 'request completed');
+    if (error) reply.log.error({ ...fieldsOf(reply), err: error }, 'request errored');
+    else reply.log.info(fieldsOf(reply), 'request completed');
   }
 }
+
+const fieldsOf = (reply: FastifyReply): Record<string, unknown> => ({ req: reply.request, res: reply, responseTime: reply.elapsedTime });

@@ -49,6 +49,18 @@ describe('request logs', () => {
     expect(typeof line!.responseTime).toBe('number');
   });
 
+  it('give a line to an event stream followed to its end', async () => {
+    release();
+    const started = await send(base, { method: 'POST', path: '/runs', body: { agent_type: 'plan', prompt: 'Plan it' } });
+    const runId = (started.json() as { id: string }).id;
+    const events = await send(base, { path: `/runs/${runId}/events` });
+    expect(events.text).toContain('"event":"done"');
+    await expect.poll(() => requestLines().map((line) => line.msg)).toEqual(['request completed', 'request completed']);
+    const line = requestLines()[1]!;
+    expect(line).toMatchObject({ req: { method: 'GET', url: `/runs/${runId}/events` }, res: { statusCode: 200 } });
+    expect(line.responseTime).toBeGreaterThan(0);
+  });
+
   it('give a line to an event stream the client left before its end', async () => {
     const started = await send(base, { method: 'POST', path: '/runs', body: { agent_type: 'plan', prompt: 'Plan it' } });
     const runId = (started.json() as { id: string }).id;
