@@ -62,10 +62,16 @@ export function parseToolArguments(raw: string): Pick<ModelToolCall, 'arguments'
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    return { arguments: {}, argumentsError: `The arguments are not valid JSON (${errorMessage(error)}): ${raw}` };
+    return { arguments: {}, argumentsError: `The arguments are not valid JSON (${errorMessage(error)}): ${echoed(raw)}` };
   }
-  return isPlainObject(value) ? { arguments: value } : { arguments: {}, argumentsError: `The arguments must be a JSON object, got: ${raw}` };
+  return isPlainObject(value) ? { arguments: value } : { arguments: {}, argumentsError: `The arguments must be a JSON object, got: ${echoed(raw)}` };
 }
+
+/** How much of refused arguments their error repeats: enough to see the fault, not a megabyte back into the context. */
+const ECHOED_ARGUMENT_CHARS = 2000;
+
+const echoed = (raw: string): string =>
+  raw.length <= ECHOED_ARGUMENT_CHARS ? raw : `${raw.slice(0, ECHOED_ARGUMENT_CHARS)}... (${raw.length} characters in all)`;
 
 export function toModelToolCall(call: { toolCallId: string; toolName: string; input: string }): ModelToolCall {
   return { id: call.toolCallId, name: call.toolName, rawArguments: call.input, ...parseToolArguments(call.input) };

@@ -359,6 +359,13 @@ describe('protocol differences', () => {
     expect(call?.type === 'tool-call' && call.call.argumentsError).toContain('must be a JSON object');
   });
 
+  it('repeats at most the start of refused arguments in their error, not all of a huge answer', async () => {
+    const huge = `{"file_path": "${'x'.repeat(1_000_000)}`;
+    model = await startScriptedModel({ turns: [scripted.malformedArguments('read_file', huge)] });
+    const [broken] = (await createModelClient(modelSettings(model, 'openai')).complete(ask())).toolCalls;
+    expect(broken?.argumentsError).toMatch(/^The arguments are not valid JSON \(.*\): \{"file_path": "x{1985}\.\.\. \(1000015 characters in all\)$/);
+  });
+
   it('on Ollama, a call the runtime could not parse arrives as text', async () => {
     model = await startScriptedModel({ turns: [scripted.malformedArguments('read_file', '{"file_path": ')] });
     const response = await createModelClient(modelSettings(model, 'ollama')).complete(ask());
