@@ -26,6 +26,8 @@ export const GIT_FORCED_CONFIG = [
   '-c', 'gpg.openpgp.program=false',
   '-c', 'gpg.x509.program=false',
   '-c', 'gpg.ssh.program=false',
+  // With `gpg.format=ssh` and no signing key, `git commit -S` asks this program for one.
+  '-c', 'gpg.ssh.defaultKeyCommand=false',
   // No editor can open without a terminal; `true` makes `git commit` without -m fail at once.
   '-c', 'core.editor=true',
   '-c', 'sequence.editor=true',
