@@ -87,6 +87,12 @@ const STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase', 'cherry-pick'])
 /** Where `-s` means --strategy (in cherry-pick it is --signoff). */
 const SHORT_STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase']);
 const REMOTE_SUBCOMMANDS = new Set(['fetch', 'pull', 'remote']);
+/**
+ * Their operands are directory entries git makes or renames. `git mv f .git/x` renames the file
+ * into `.git` before git finds the index path invalid: `-f` over `.git/logs/refs/stash` clears
+ * the stash past the rules that ask before `git stash clear`.
+ */
+const ENTRY_SUBCOMMANDS = new Set(['mv', 'init']);
 
 /** Short options whose values are messages, counts or patterns, not paths. */
 const TEXT_SHORT = new Set(['m', 'n', 'X']);
@@ -278,5 +284,6 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
     return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [], reach: repositoryReach(ctx.cwd) };
   }
   const forced = FORCED_OPTIONS[sub] ?? [];
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths: read.paths, reach: repositoryReach(ctx.cwd) };
+  const paths = ENTRY_SUBCOMMANDS.has(sub) ? read.paths.map((use) => ({ ...use, access: 'entry' as const })) : read.paths;
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths, reach: repositoryReach(ctx.cwd) };
 };
