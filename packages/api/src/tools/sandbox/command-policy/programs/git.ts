@@ -95,11 +95,12 @@ const REMOTE_SUBCOMMANDS = new Set(['fetch', 'pull', 'remote']);
 const ENTRY_SUBCOMMANDS = new Set(['mv', 'init']);
 
 /** Short options whose values are messages, counts or patterns, not paths. */
-const TEXT_SHORT = new Set(['m', 'n', 'X']);
+const TEXT_SHORT = new Set(['m', 'n']);
 /** The pickaxe options; elsewhere `-S` can name a file (git blame -S <revs-file>). */
 const PICKAXE_SUBCOMMANDS = new Set(['log', 'show', 'diff', 'shortlog']);
+/** `-X` is a strategy option only where there is a strategy: `git ls-files -X <file>` reads a file. */
 const isTextShort = (sub: string, letter: string): boolean =>
-  TEXT_SHORT.has(letter) || (PICKAXE_SUBCOMMANDS.has(sub) && (letter === 'S' || letter === 'G'));
+  TEXT_SHORT.has(letter) || (PICKAXE_SUBCOMMANDS.has(sub) && (letter === 'S' || letter === 'G')) || (STRATEGY_SUBCOMMANDS.has(sub) && letter === 'X');
 const TEXT_LONG = new Set([
   'message', 'author', 'committer', 'date', 'format', 'pretty', 'grep', 'since', 'until', 'after', 'before',
   'max-count', 'skip', 'strategy-option', 'sort', 'trailer', 'abbrev', 'strategy',
@@ -183,11 +184,11 @@ function readShortBundle(sub: string, arg: string, rest: string[], i: number, ou
       return attached !== '' ? i : i + 1;
     }
     out.options.push({ name: letter });
+    // Any letter not known as text may take the rest of the bundle as its value (`-O<orderfile>`,
+    // `-oX<file>` in ls-files), so each such rest must stay inside like any path.
+    const remainder = arg.slice(j + 1);
+    if (remainder !== '') out.paths.push({ path: remainder, access: 'read' });
   }
-  // An unknown letter may take the rest of the bundle as its value (`-O<orderfile>`), so it must
-  // stay inside like any path.
-  const remainder = arg.slice(2);
-  if (remainder !== '') out.paths.push({ path: remainder, access: 'read' });
   return i;
 }
 
