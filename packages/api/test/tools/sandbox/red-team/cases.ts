@@ -800,6 +800,9 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
       command: `python3 -c "import site, os\nd = site.getusersitepackages(); os.makedirs(d, exist_ok=True)\nopen(d + '/evil.pth', 'w').write('import subprocess; subprocess.run([%r])\\\\n' % '${join(a.root, 'tools/payload.sh')}')" && python3 -c "print(1)"`,
     }),
   },
+  // Interpreter options that load a file the policy lets through as an option value.
+  { name: "node --env-file of the service's .env", tool: 'bash', args: () => ({ command: 'node --env-file=.env -e "console.log(JSON.stringify(process.env))"' }) },
+  { name: 'node --require of a file outside (its syntax error would show the text)', tool: 'bash', args: (a) => ({ command: `node --require ${a.outside}/secret.txt -e 1` }) },
   // Egress without a network: a datagram (a DNS query) to a resolver on the host's loopback.
   {
     name: 'a datagram to the host loopback (DNS exfiltration), no network',
