@@ -80,7 +80,9 @@ export function createEngine(settings: Settings, model: ModelClient, startDir: s
     runtime: runtime ?? fixedRuntimeInfo({ name: settings.llmModel, contextWindow: settings.llmNumCtx, toolCalls: 'native' }),
     tools: observeTools(createToolRegistry(), metrics),
     // The .env main.ts reads at start-up: no agent may read or rewrite the service's settings.
-    sandbox: new PathSandbox(settings.allowedPaths, [envFile], hiddenPathsFor(settings, startDir)),
+    // Nor the approval rules, read at start-up too: rewritten, they would let the next start run
+    // unasked whatever the run chose.
+    sandbox: new PathSandbox(settings.allowedPaths, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir)),
     toolSettings: settings,
     limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,

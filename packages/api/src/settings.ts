@@ -248,8 +248,10 @@ export function loadSettings(env: Env = process.env, cwd = process.cwd()): Setti
   const allowedPaths = resolveAllowedPaths(allowedPathsDefaulted ? [cwd] : raw.allowedPaths, cwd);
   const sandboxReadPaths = raw.sandboxReadPaths.map((p) => resolve(cwd, p));
   const { databaseUrl: _url, allowedPaths: _paths, dataDir: _dir, ...rest } = raw;
-  const approvalRules = raw.approvalRulesFile === '' ? DEFAULT_APPROVAL_RULES : approvalRulesFrom(resolve(cwd, raw.approvalRulesFile));
-  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRules };
+  const approvalRulesFile = raw.approvalRulesFile === '' ? '' : resolve(cwd, raw.approvalRulesFile);
+  const approvalRules = approvalRulesFile === '' ? DEFAULT_APPROVAL_RULES : approvalRulesFrom(approvalRulesFile);
+  // approvalRulesFile absolute: the engine protects that file from the tools.
+  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules };
 }
 
 function approvalRulesFrom(path: string): ApprovalRule[] {

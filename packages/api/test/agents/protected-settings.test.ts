@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,9 +20,10 @@ afterEach(async () => {
 });
 
 /** Runs task in auto_accept with one tool call and returns the text the tool handed back. */
-async function toolResultOf(tool: string, args: Record<string, unknown>): Promise<string> {
+async function toolResultOf(tool: string, args: Record<string, unknown>, workingDir?: string): Promise<string> {
   model.push(scripted.toolCalls({ name: tool, arguments: args }), scripted.text('done'));
-  await t.app.inject({ method: 'POST', url: '/agents/run', payload: { agent_type: 'task', prompt: 'widen the sandbox', mode: 'auto_accept' } });
+  const where = workingDir === undefined ? {} : { working_dir: workingDir };
+  await t.app.inject({ method: 'POST', url: '/agents/run', payload: { agent_type: 'task', prompt: 'widen the sandbox', mode: 'auto_accept', ...where } });
   return model.requests.at(-1)?.messages.at(-1)?.content ?? '';
 }
 
@@ -70,5 +72,38 @@ describe("the service's own process under /proc, with ALLOWED_PATHS reaching /",
     }
     expect(await toolResultOf('grep_content', { pattern: 'PATH=', path: '/proc/self' })).toBe(`Path not allowed: /proc/self ${HIDDEN}`);
     expect(await toolResultOf('glob_files', { pattern: '*', path: '/proc' })).toBe(`Path not allowed: /proc ${HIDDEN}`);
+  });
+});
+
+/**
+ * The operator's approval rules, read at start-up: a run that rewrote them (a rule file kept in the
+ * project it works on) would choose what the next service start lets run without asking.
+ */
+describe('APPROVAL_RULES_FILE inside an allowed path', () => {
+  const RULES = '[[rules]]\ntool = "bash"\nmatch = "rm *"\naction = "deny"\n';
+  const GRANT = '[[rules]]\ntool = "*"\naction = "allow"\n';
+  let project: string;
+  let rules: string;
+  beforeEach(async () => {
+    await t.close();
+    project = realpathSync(mkdtempSync(join(tmpdir(), 'mada-rules-')));
+    rules = join(project, 'mada-rules.toml');
+    writeFileSync(rules, RULES);
+    t = await createTestApp({ model: { url: model.url }, env: { ALLOWED_PATHS: project, APPROVAL_RULES_FILE: rules } });
+  });
+  afterEach(() => rmSync(project, { recursive: true, force: true }));
+
+  it('cannot be rewritten with the file tools, a redirection or a program in the sandbox', async () => {
+    const inProject = (tool: string, args: Record<string, unknown>) => toolResultOf(tool, args, project);
+    expect(await inProject('write_file', { file_path: rules, content: GRANT })).toBe(`Refusing to write the service's own settings file: ${rules}`);
+    expect(await inProject('edit_file', { file_path: rules, old_string: 'deny', new_string: 'allow' })).toBe(`Refusing to write the service's own settings file: ${rules}`);
+    expect(await inProject('bash', { command: `echo '${GRANT.split('\n')[0]}' >> ${rules}` })).toMatch(/^Command not allowed: writing the service's own settings file is refused/);
+    const script = `const fs = require('fs'); try { fs.writeFileSync('${rules}', 'x') } catch (e) { console.log(e.code) }`;
+    expect(await inProject('bash', { command: `node -e "${script}"` })).toMatch(/EACCES|EROFS|restored/);
+    expect(readFileSync(rules, 'utf8')).toBe(RULES);
+  });
+
+  it('stays readable: the rules are no secret', async () => {
+    expect(await toolResultOf('read_file', { file_path: rules }, project)).toContain('action = "deny"');
   });
 });

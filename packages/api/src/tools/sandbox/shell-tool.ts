@@ -20,8 +20,13 @@ export interface ShellParams {
   timeout: number;
 }
 
-/** Git reads no system or user config and never prompts; repository config is confined by the sandbox. */
-const GIT_ENVIRONMENT = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' };
+/**
+ * Git reads no system or user config and never prompts; repository config is confined by the
+ * sandbox. The empty GIT_PROXY_COMMAND and GIT_ASKPASS win over the repository's `core.gitProxy`
+ * (for which `-c` cannot: git takes the first value it reads) and `core.askPass`, programs git
+ * would start for a git:// fetch or a server asking for credentials.
+ */
+const GIT_ENVIRONMENT = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_PROXY_COMMAND: '', GIT_ASKPASS: '' };
 
 /**
  * bash_readonly's git writes no lock and fetches nothing. In a partial clone, showing a missing

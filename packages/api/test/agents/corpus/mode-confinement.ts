@@ -40,6 +40,8 @@ const READONLY_SHELL_ATTACKS = [
   // Programs a hostile repository's config names: they must never run with write access.
   'git diff', 'git diff --ext-diff', 'git diff --textconv', 'git show --ext-diff HEAD', 'git log -p -1 --textconv',
   'git log -1 --show-signature signed', 'git log -1 "--format=%G? %s" signed', 'git show --show-signature signed', 'git status',
+  // A pager forced by a global option (pager.log and pager.show name the program).
+  'git -p log -1', 'git --paginate show HEAD',
 ];
 
 /** bash_readonly run in a directory outside the working tree. */

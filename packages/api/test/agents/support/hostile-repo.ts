@@ -80,6 +80,10 @@ export function createHostileRepo(root: string, outside: string, options: { filt
     ['gpg.ssh.program', program],
     ['core.fsmonitor', program],
     ['core.pager', program],
+    ['pager.log', program],
+    ['pager.show', program],
+    ['core.gitProxy', program],
+    ['core.askPass', program],
     // Settings under which a read would write the index, if git took its optional locks.
     ['core.untrackedCache', 'true'],
     ['core.splitIndex', 'true'],

@@ -26,6 +26,8 @@ export const GIT_FORCED_CONFIG = [
   '-c', 'gpg.openpgp.program=false',
   '-c', 'gpg.x509.program=false',
   '-c', 'gpg.ssh.program=false',
+  // With `gpg.format=ssh` and no signing key, `git commit -S` asks this program for one.
+  '-c', 'gpg.ssh.defaultKeyCommand=false',
   // No editor can open without a terminal; `true` makes `git commit` without -m fail at once.
   '-c', 'core.editor=true',
   '-c', 'sequence.editor=true',
@@ -85,13 +87,20 @@ const STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase', 'cherry-pick'])
 /** Where `-s` means --strategy (in cherry-pick it is --signoff). */
 const SHORT_STRATEGY_SUBCOMMANDS = new Set(['merge', 'pull', 'rebase']);
 const REMOTE_SUBCOMMANDS = new Set(['fetch', 'pull', 'remote']);
+/**
+ * Their operands are directory entries git makes or renames. `git mv f .git/x` renames the file
+ * into `.git` before git finds the index path invalid: `-f` over `.git/logs/refs/stash` clears
+ * the stash past the rules that ask before `git stash clear`.
+ */
+const ENTRY_SUBCOMMANDS = new Set(['mv', 'init']);
 
 /** Short options whose values are messages, counts or patterns, not paths. */
-const TEXT_SHORT = new Set(['m', 'n', 'X']);
+const TEXT_SHORT = new Set(['m', 'n']);
 /** The pickaxe options; elsewhere `-S` can name a file (git blame -S <revs-file>). */
 const PICKAXE_SUBCOMMANDS = new Set(['log', 'show', 'diff', 'shortlog']);
+/** `-X` is a strategy option only where there is a strategy: `git ls-files -X <file>` reads a file. */
 const isTextShort = (sub: string, letter: string): boolean =>
-  TEXT_SHORT.has(letter) || (PICKAXE_SUBCOMMANDS.has(sub) && (letter === 'S' || letter === 'G'));
+  TEXT_SHORT.has(letter) || (PICKAXE_SUBCOMMANDS.has(sub) && (letter === 'S' || letter === 'G')) || (STRATEGY_SUBCOMMANDS.has(sub) && letter === 'X');
 const TEXT_LONG = new Set([
   'message', 'author', 'committer', 'date', 'format', 'pretty', 'grep', 'since', 'until', 'after', 'before',
   'max-count', 'skip', 'strategy-option', 'sort', 'trailer', 'abbrev', 'strategy',
@@ -175,11 +184,11 @@ function readShortBundle(sub: string, arg: string, rest: string[], i: number, ou
       return attached !== '' ? i : i + 1;
     }
     out.options.push({ name: letter });
+    // Any letter not known as text may take the rest of the bundle as its value (`-O<orderfile>`,
+    // `-oX<file>` in ls-files), so each such rest must stay inside like any path.
+    const remainder = arg.slice(j + 1);
+    if (remainder !== '') out.paths.push({ path: remainder, access: 'read' });
   }
-  // An unknown letter may take the rest of the bundle as its value (`-O<orderfile>`), so it must
-  // stay inside like any path.
-  const remainder = arg.slice(2);
-  if (remainder !== '') out.paths.push({ path: remainder, access: 'read' });
   return i;
 }
 
@@ -276,5 +285,6 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
     return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [], reach: repositoryReach(ctx.cwd) };
   }
   const forced = FORCED_OPTIONS[sub] ?? [];
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths: read.paths, reach: repositoryReach(ctx.cwd) };
+  const paths = ENTRY_SUBCOMMANDS.has(sub) ? read.paths.map((use) => ({ ...use, access: 'entry' as const })) : read.paths;
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths, reach: repositoryReach(ctx.cwd) };
 };
