@@ -33,6 +33,11 @@ export interface Invocation {
    * program reaches by itself); absent when the policy cannot tell (a program that runs code).
    */
   reach?: string[];
+  /**
+   * Every real path it may change (written or created, removed, renamed, re-moded); absent when the
+   * policy cannot tell. For whether the checkpoint of one directory can undo what it does.
+   */
+  changes?: string[];
 }
 
 /** The program name rules: a bare name on the tool's allowlist, with the reason when it is not. */
@@ -86,11 +91,22 @@ export async function authorizeCommand(spec: SimpleCommandSpec, ctx: PolicyConte
   const redirections = spec.redirections.map((r) => resolveRedirection(r, ctx));
   const executable = spec.program === 'type' ? 'builtin' : ctx.locate(spec.program);
   const reach = reachOf(checked.reach, [...reals, ...redirections.flatMap((r) => ('path' in r ? [r.path] : []))]);
-  return { program: spec.program, executable, argv: [spec.program, ...checked.args], redirections, ...(reach === undefined ? {} : { reach }) };
+  const written = [...reals.filter((_, i) => checked.paths[i]?.access !== 'read'), ...redirections.flatMap((r) => (r.kind === 'write' ? [r.path] : []))];
+  const changes = checked.changesReach === true ? reach : withoutStreams(written);
+  return {
+    program: spec.program,
+    executable,
+    argv: [spec.program, ...checked.args],
+    redirections,
+    ...(reach === undefined ? {} : { reach }),
+    ...(changes === undefined ? {} : { changes }),
+  };
 }
 
-/** The standard streams lead nowhere, so they widen no grant's scope. */
+/** The standard streams lead nowhere, so they widen no grant's scope and change nothing. */
+const withoutStreams = (reals: string[]): string[] => reals.filter((real) => !isStandardStream(real));
+
 function reachOf(programReach: CheckedArgs['reach'], reals: string[]): string[] | undefined {
   if (programReach === 'unknown') return undefined;
-  return [...(programReach ?? []), ...reals.filter((real) => !isStandardStream(real))];
+  return [...(programReach ?? []), ...withoutStreams(reals)];
 }

@@ -208,14 +208,27 @@ const BRANCH_LIST_OPTIONS = new Set([
 ]);
 const LIST_MODE = new Set(['l', 'list', 'contains', 'no-contains', 'merged', 'no-merged', 'points-at']);
 
-/** In bash_readonly, `git branch` may only list: any other option or a bare name changes branches. */
-function checkReadonlyBranch(read: ReadArgs): void {
-  for (const o of read.options) {
-    if (!BRANCH_LIST_OPTIONS.has(o.name)) refuse(`git branch ${o.name.length === 1 ? '-' : '--'}${o.name} changes branches (bash_readonly only lists them)`);
-  }
+/** Why a `git branch` changes branches (any option but a listing one, or a bare name); undefined when it only lists them. */
+function branchChange(read: ReadArgs): string | undefined {
+  const changing = read.options.find((o) => !BRANCH_LIST_OPTIONS.has(o.name));
+  if (changing !== undefined) return `git branch ${changing.name.length === 1 ? '-' : '--'}${changing.name} changes branches`;
   const listing = read.options.some((o) => LIST_MODE.has(o.name));
-  if (read.operands.length > 0 && !listing) refuse('git branch <name> creates a branch (bash_readonly only lists them)');
+  return read.operands.length > 0 && !listing ? 'git branch <name> creates a branch' : undefined;
 }
+
+/** In bash_readonly, `git branch` may only list. */
+function checkReadonlyBranch(read: ReadArgs): void {
+  const change = branchChange(read);
+  if (change !== undefined) refuse(`${change} (bash_readonly only lists them)`);
+}
+
+/**
+ * Subcommands that change neither the work tree nor the repository (`config` only reads here);
+ * `git branch` when it lists. Any other may change the whole repository it finds.
+ */
+const UNCHANGING_SUBCOMMANDS = new Set(['status', 'log', 'diff', 'show', 'ls-files', 'ls-tree', 'rev-parse', 'describe', 'shortlog', 'blame', 'config']);
+const changesRepository = (sub: string, read: ReadArgs): boolean =>
+  sub === 'branch' ? branchChange(read) !== undefined : !UNCHANGING_SUBCOMMANDS.has(sub);
 
 const CONFIG_READ_OPTIONS = new Set(['get', 'get-all', 'get-regexp', 'list', 'l', 'show-origin', 'show-scope', 'name-only', 'z', 'null', 'local', 'global', 'system', 'includes', 'type', 'bool', 'int', 'path']);
 
@@ -276,5 +289,6 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
     return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...rest], paths: [], reach: repositoryReach(ctx.cwd) };
   }
   const forced = FORCED_OPTIONS[sub] ?? [];
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths: read.paths, reach: repositoryReach(ctx.cwd) };
+  const changes = changesRepository(sub, read) ? { changesReach: true } : {};
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths: read.paths, reach: repositoryReach(ctx.cwd), ...changes };
 };
