@@ -10,7 +10,7 @@ import {
   type CallSubject,
   type RuleVerdict,
 } from '../tools/sandbox/command-policy/index.js';
-import { isWithin } from '../tools/sandbox/paths.js';
+import { hasOtherNames, isWithin } from '../tools/sandbox/paths.js';
 import { shellCheckRequest } from '../tools/sandbox/shell-tool.js';
 import type { ToolContext } from '../tools/tool.js';
 
@@ -84,7 +84,8 @@ export async function callScope(tool: string, params: Record<string, unknown>, c
   if (path === undefined) return { reach: [], outside: undefined };
   const real = sandboxPath(path, context);
   if (real === undefined) return { reach: undefined, outside: undefined };
-  return { reach: [real], outside: changesFiles ? changeOutside(tool, [real], context.workingDir) : undefined };
+  // The file tools write in place: into every other name of the file too.
+  return { reach: [real], outside: changesFiles ? changeOutside(tool, hasOtherNames(real) ? undefined : [real], context.workingDir) : undefined };
 }
 
 /** A call's reach alone (callScope). */

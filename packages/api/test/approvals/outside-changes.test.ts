@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -111,6 +111,7 @@ describe.each(DIALECTS)('changes outside the working directory on %s', (dialect)
 
   it('does not ask for changes inside the working directory, nor for reading outside it', async () => {
     commitAll(path('b'));
+    git(path('b'), 'worktree', 'add', '-q', path('linked'));
     const quiet: Call[] = [
       writeFile('sub/new.txt'),
       editFile('x.txt'),
@@ -125,6 +126,7 @@ describe.each(DIALECTS)('changes outside the working directory on %s', (dialect)
       bash('sed -n p link/x.txt'),
       bash('wc -l ../b/x.txt | sort'),
       bash('git log --oneline', '../b'),
+      bash('git status', '../linked'),
       bash('git status', '../b'),
       bash('git diff --no-index x.txt ../b/x.txt'),
       bash('ls', '..'),
@@ -183,9 +185,40 @@ describe.each(DIALECTS)('changes outside the working directory on %s', (dialect)
     expect(await resultOf(bash('touch ../b/new'))).toBe(CANNOT_WAIT);
   });
 
+  it('asks before writing into a file that has another name (a hard link) the checkpoint does not hold', async () => {
+    linkSync(path('b', 'x.txt'), path('a', 'other-name.txt'));
+    for (const call of [writeFile('other-name.txt'), editFile('other-name.txt'), bash('echo evil > other-name.txt'), bash('cp x.txt other-name.txt')]) {
+      expect(await resultOf(call), JSON.stringify(call)).toBe(CANNOT_WAIT);
+    }
+    // Made by an earlier command of the call: the write is checked again just before it starts.
+    const made = await resultOf(bash('cp --link ../b/src/x.ts made.ts && echo evil >> made.ts'));
+    expect(made).toContain('Command not allowed: echo now changes paths it cannot name');
+    unchanged();
+  });
+
+  it('asks before an extraction or a copy into a directory where a symbolic link leads outside', async () => {
+    // tar and unzip write a member `link/x.txt` through the link `link` already there, into `b`.
+    const members = path('members');
+    mkdirSync(join(members, 'link'), { recursive: true });
+    writeFileSync(join(members, 'link', 'x.txt'), 'evil\n');
+    execFileSync('tar', ['-cf', path('a', 'linked.tar'), '-C', members, 'link/x.txt']);
+    execFileSync('zip', ['-q', path('a', 'linked.zip'), 'link/x.txt'], { cwd: members });
+    symlinkSync('../../b/src/x.ts', path('a', 'sub', 'x.ts'));
+    writeFileSync(path('a', 'x.ts'), 'evil\n');
+    for (const call of [bash('tar -xf linked.tar'), bash('tar -xf linked.tar -C .'), bash('unzip -o linked.zip'), bash('cp x.ts sub/'), bash('cp -t sub x.ts')]) {
+      expect(await resultOf(call), JSON.stringify(call)).toBe(CANNOT_WAIT);
+    }
+    unchanged();
+    // Where no link leads out, they run.
+    mkdirSync(path('a', 'plain'));
+    expect(await resultOf(bash('tar -xf linked.tar -C plain'))).not.toBe(CANNOT_WAIT);
+    expect(await resultOf(bash('cp x.txt sub/'))).not.toBe(CANNOT_WAIT);
+    expect(readFileSync(path('a', 'plain', 'link', 'x.txt'), 'utf8')).toBe('evil\n');
+  });
+
   it('runs outside changes without asking in auto_accept', async () => {
     expect(await resultOf(writeFile('../b/x.txt'), { mode: 'auto_accept' })).not.toBe(CANNOT_WAIT);
-    expect(await resultOf(bash('touch ../b/new'), { mode: 'auto_accept' })).not.toBe(CANNOT_WAIT);
+    expect(await resultOf(bash('touch ../b/new'), { mode: 'auto_accept' })).toBe('(no output)');
     expect(readFileSync(path('b', 'x.txt'), 'utf8')).toBe('evil\n');
     expect(existsSync(path('b', 'new'))).toBe(true);
   });
