@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,15 +32,19 @@ describe.each(DIALECTS)('changes outside the working directory on %s', (dialect)
   let t: TestApp;
   let address: string;
 
-  beforeEach(async () => {
-    model = await startScriptedModel();
-    t = await createTestApp({ dialect, model: { url: model.url }, env: { API_KEYS: `ann:${KEY}`, RATE_LIMIT_PER_MINUTE: '0' } });
+  async function boot(env: Record<string, string> = {}): Promise<void> {
+    t = await createTestApp({ dialect, model: { url: model.url }, env: { API_KEYS: `ann:${KEY}`, RATE_LIMIT_PER_MINUTE: '0', ...env } });
     address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     mkdirSync(path('a', 'sub'), { recursive: true });
     mkdirSync(path('b', 'src'), { recursive: true });
     for (const name of ['a/x.txt', 'a/sub/y.txt', 'b/x.txt', 'b/src/x.ts']) writeFileSync(path(name), ORIGINAL);
     symlinkSync('../b', path('a', 'link'));
     execFileSync('tar', ['-cf', path('a', 'arch.tar'), '-C', path('a'), 'x.txt']);
+  }
+
+  beforeEach(async () => {
+    model = await startScriptedModel();
+    await boot();
   });
   afterEach(async () => {
     await t.close();
@@ -214,6 +219,17 @@ describe.each(DIALECTS)('changes outside the working directory on %s', (dialect)
     expect(await resultOf(bash('tar -xf linked.tar -C plain'))).not.toBe(CANNOT_WAIT);
     expect(await resultOf(bash('cp x.txt sub/'))).not.toBe(CANNOT_WAIT);
     expect(readFileSync(path('a', 'plain', 'link', 'x.txt'), 'utf8')).toBe('evil\n');
+  });
+
+  it('lets an operator\'s allow rule that names the call change outside without asking', async () => {
+    const rulesFile = join(mkdtempSync(join(tmpdir(), 'mada-rules-')), 'rules.json');
+    writeFileSync(rulesFile, JSON.stringify({ rules: [{ tool: 'write_file', match: '/**/b/src/**', action: 'allow' }] }));
+    await t.close();
+    await boot({ APPROVAL_RULES_FILE: rulesFile });
+    expect(await resultOf(writeFile('../b/src/x.ts'))).toBe(`Overwrote ${path('b', 'src', 'x.ts')} (5 bytes, 1 lines)`);
+    expect(await resultOf(writeFile('../b/x.txt'))).toBe(CANNOT_WAIT);
+    expect(await resultOf(bash('echo evil > ../b/src/x.ts'))).toBe(CANNOT_WAIT);
+    expect(readFileSync(path('b', 'x.txt'), 'utf8')).toBe(ORIGINAL);
   });
 
   it('runs outside changes without asking in auto_accept', async () => {
