@@ -10,6 +10,7 @@ import {
   type CallSubject,
   type RuleVerdict,
 } from '../tools/sandbox/command-policy/index.js';
+import { hasOtherNames, isWithin } from '../tools/sandbox/paths.js';
 import { shellCheckRequest } from '../tools/sandbox/shell-tool.js';
 import type { ToolContext } from '../tools/tool.js';
 
@@ -52,22 +53,44 @@ function sandboxPath(path: string, context: ToolContext): string | undefined {
   }
 }
 
+/** Where a call acts, as the policy resolves it: what an approval grant covers, and what a revert undoes. */
+export interface CallScope {
+  /**
+   * Every real path the call acts on, for the scope of an approve_always grant; undefined when the
+   * policy cannot tell (it refuses the command, or a program runs code that can touch any path).
+   */
+  reach: string[] | undefined;
+  /**
+   * Why it may change a file outside the run's working directory, which the run's checkpoint does
+   * not hold (EXTENSIONS.md section 4); undefined when it changes nothing there or the tool refuses it.
+   */
+  outside: string | undefined;
+}
+
 /**
- * Every real path a call acts on, for the scope of an approve_always grant; undefined when the
- * policy cannot tell (it refuses the command, or a program runs code that can touch any path).
- * A shell call is read by the same policy check the run makes, so the paths are the ones it resolves.
+ * A call's scope; `changesFiles` for a tool that changes files. A shell call is read by the same
+ * policy check the run makes, so the paths are the ones it resolves, and what it changes is what
+ * each command writes, creates, removes or renames: reading elsewhere changes nothing a revert misses.
  */
-export async function callReach(tool: string, params: Record<string, unknown>, context: ToolContext): Promise<string[] | undefined> {
+export async function callScope(tool: string, params: Record<string, unknown>, context: ToolContext, changesFiles: boolean): Promise<CallScope> {
   if (tool === 'bash' || tool === 'bash_readonly') {
-    if (typeof params.command !== 'string') return undefined;
+    if (typeof params.command !== 'string') return { reach: undefined, outside: undefined };
     const cwd = typeof params.cwd === 'string' ? params.cwd : undefined;
-    return shellReach(await checkedOrUndefined(shellCheckRequest(tool, { command: params.command, cwd }, context)));
+    const checked = await checkedOrUndefined(shellCheckRequest(tool, { command: params.command, cwd }, context));
+    const outside = changesFiles ? checked?.invocations.map((i) => changeOutside(i.program, i.changes, context.workingDir)).find((reason) => reason !== undefined) : undefined;
+    return { reach: shellReach(checked), outside };
   }
   const path = pathArgument(tool, params);
-  if (path === undefined) return [];
+  if (path === undefined) return { reach: [], outside: undefined };
   const real = sandboxPath(path, context);
-  return real === undefined ? undefined : [real];
+  if (real === undefined) return { reach: undefined, outside: undefined };
+  // The file tools write in place: into every other name of the file too.
+  return { reach: [real], outside: changesFiles ? changeOutside(tool, hasOtherNames(real) ? undefined : [real], context.workingDir) : undefined };
 }
+
+/** A call's reach alone (callScope). */
+export const callReach = async (tool: string, params: Record<string, unknown>, context: ToolContext): Promise<string[] | undefined> =>
+  (await callScope(tool, params, context, false)).reach;
 
 async function checkedOrUndefined(request: CheckRequest): Promise<CheckedCommand | undefined> {
   try {
@@ -75,6 +98,13 @@ async function checkedOrUndefined(request: CheckRequest): Promise<CheckedCommand
   } catch {
     return undefined;
   }
+}
+
+function changeOutside(who: string, changes: readonly string[] | undefined, root: string): string | undefined {
+  const undone = 'reverting this run will not undo it';
+  if (changes === undefined) return `${who} may change files outside the run's working directory ${root} (the policy cannot tell which): ${undone}`;
+  const outside = changes.find((path) => !isWithin(root, path));
+  return outside === undefined ? undefined : `${who} changes ${outside}, outside the run's working directory ${root}: ${undone}`;
 }
 
 function shellReach(checked: CheckedCommand | undefined): string[] | undefined {

@@ -2,7 +2,7 @@ import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { z } from 'zod';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
-import { CANNOT_WAIT, callReach, judgeCall } from './approval-check.js';
+import { CANNOT_WAIT, callScope, judgeCall } from './approval-check.js';
 import { toolDone, toolStart } from './events.js';
 import { errorMessage } from '../util/error-message.js';
 import { withDeadline } from '../util/deadline.js';
@@ -44,37 +44,49 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
   }
   context.emit(toolStart(call.name, tool.startArgs(parsed.data)));
   const clearance = await approvalClearance(tool, parsed.data, call, context);
-  const text = 'refusal' in clearance ? clearance.refusal : await runTool(tool, parsed.data, call, withGrantScope(context, clearance.scope));
+  const text = 'refusal' in clearance ? clearance.refusal : await runTool(tool, parsed.data, call, withScopes(context, clearance));
   context.emit(toolDone(call.name, text));
   return text;
 }
 
-/** Refused with the text the model reads, or cleared (by a grant for `scope`, when one answered). */
-type Clearance = { refusal: string } | { scope?: string };
+/**
+ * Refused with the text the model reads, or cleared: by a grant for `grantScope` when one answered,
+ * and with `changeScope` when it was let change files there only.
+ */
+type Clearance = { refusal: string } | Pick<ToolContext, 'grantScope' | 'changeScope'>;
 
-const withGrantScope = (context: ExecutionContext, scope: string | undefined): ExecutionContext =>
-  scope === undefined ? context : { ...context, toolContext: { ...context.toolContext, grantScope: scope } };
+const withScopes = (context: ExecutionContext, scopes: Pick<ToolContext, 'grantScope' | 'changeScope'>): ExecutionContext =>
+  scopes.grantScope === undefined && scopes.changeScope === undefined ? context : { ...context, toolContext: { ...context.toolContext, ...scopes } };
 
 /**
  * The approval rules' say on a call (EXTENSIONS.md section 3): refused with the text the model
  * reads, or cleared. `auto_accept` runs an `ask` at once; `deny` refuses in every mode. `plan` is
  * judged as `default` is: a mode that takes tools away must not also lift the operator's `deny`
- * rules (on read_file of a secret, say) or skip asking.
+ * rules (on read_file of a secret, say) or skip asking. A call that may change files outside the
+ * run's working directory asks as an `ask` rule does, since reverting the run would not undo it,
+ * unless an operator's `allow` rule names it.
  */
 async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<Clearance> {
-  const verdict = judgeCall(call.name, plainArgs(params), context.toolContext);
+  const args = plainArgs(params);
+  const verdict = judgeCall(call.name, args, context.toolContext);
   if (verdict.action === 'deny') return { refusal: `Error: ${call.name} refused by ${verdict.reason}` };
-  if (verdict.action === 'allow' || context.mode === 'auto_accept') return {};
+  if (context.mode === 'auto_accept') return {};
+  const changesFiles = tool.modifiesFiles === true;
+  if (verdict.action === 'allow' && (!changesFiles || verdict.rules.length > 0)) return {};
+  const scope = await callScope(call.name, args, context.toolContext, changesFiles);
+  const changeScope = changesFiles && scope.outside === undefined ? { changeScope: context.toolContext.workingDir } : {};
+  if (verdict.action === 'allow' && scope.outside === undefined) return changeScope;
   const gate = context.toolContext.approval?.gate;
   if (!gate) return { refusal: CANNOT_WAIT };
-  const reach = await callReach(call.name, plainArgs(params), context.toolContext);
-  const matches = verdict.rules.map((rule) => rule.match ?? '');
+  const asking = verdict.action === 'ask' ? verdict : undefined;
+  const reason = [asking?.reason, scope.outside].filter((text) => text !== undefined).join('; ');
+  const matches = asking?.rules.map((rule) => rule.match ?? '') ?? [];
   const answer = await gate.ask(
-    { tool: call.name, args: tool.startArgs(params), reason: verdict.reason, matches, ...(reach === undefined ? {} : { reach }) },
+    { tool: call.name, args: tool.startArgs(params), reason, matches, ...(scope.reach === undefined ? {} : { reach: scope.reach }) },
     context.toolContext.signal,
   );
   if (!answer.approved) return { refusal: answer.text };
-  return answer.scope === undefined ? {} : { scope: answer.scope };
+  return { ...changeScope, ...(answer.scope === undefined ? {} : { grantScope: answer.scope }) };
 }
 
 async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {

@@ -64,6 +64,11 @@ export interface ToolContext {
    * again just before it starts must still act inside it (an earlier command may have moved a link).
    */
   grantScope?: string;
+  /**
+   * Set when a call ran without asking because it changed files inside this directory only (the
+   * run's working directory): a shell command checked again just before it starts must still do so.
+   */
+  changeScope?: string;
   /** Awaited before a tool that changes files runs: the run's checkpoint takes its first snapshot. */
   beforeModify?: () => Promise<void>;
   /** The run's logger: every line carries its run_id. */

@@ -51,6 +51,8 @@ const HOSTILE_COMMANDS: [string, string?][] = [
   ['cat < ../b/x.txt'],
   ['tar -xf arch.tar -C ../b'],
   ['tar -xf arch.tar -C link'],
+  // A member `link/x` goes through the link `link` already in `a`.
+  ['tar -xf arch.tar'],
   ['cp x.txt ../b/'],
   ['mv x.txt ../b/moved.txt'],
   ['touch ../b/new.txt'],

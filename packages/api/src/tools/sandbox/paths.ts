@@ -76,6 +76,19 @@ export function isWithin(root: string, candidate: string): boolean {
   return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
 }
 
+/**
+ * A regular file with other names (hard links, `cp --link`): writing it in place changes the file
+ * under each of them, wherever they are. False when it does not exist or cannot be read.
+ */
+export function hasOtherNames(real: string): boolean {
+  try {
+    const stats = lstatSync(real, { throwIfNoEntry: false });
+    return stats !== undefined && stats.isFile() && stats.nlink > 1;
+  } catch {
+    return false;
+  }
+}
+
 /** The allowed roots (already absolute and symlink-free, as settings.ts makes them). */
 export class PathSandbox {
   readonly roots: readonly string[];

@@ -62,14 +62,19 @@ export function shellCheckRequest(
 }
 
 /**
- * A command let through by an approve_always grant, as checked just before it starts: an earlier
+ * A command as checked just before it starts, against what let it run without asking: an earlier
  * command of the call (a checkout, an extraction) may have put a link where a path was a plain name.
  */
-function keptToGrant(invocation: Invocation, scope: string | undefined): Invocation {
-  if (scope === undefined) return invocation;
-  const outside = invocation.reach === undefined ? 'paths it cannot name' : invocation.reach.find((path) => !isWithin(scope, path));
-  if (outside === undefined) return invocation;
-  return refuse(`${invocation.program} now acts on ${outside}, outside ${scope}, the directory its standing approval covers; run it again to ask`);
+function keptToScopes(invocation: Invocation, context: ToolContext): Invocation {
+  keptTo(invocation, invocation.reach, 'acts on', context.grantScope, 'the directory its standing approval covers');
+  keptTo(invocation, invocation.changes, 'changes', context.changeScope, 'the directory it may change without asking');
+  return invocation;
+}
+
+function keptTo(invocation: Invocation, paths: string[] | undefined, verb: string, scope: string | undefined, what: string): void {
+  if (scope === undefined) return;
+  const outside = paths === undefined ? 'paths it cannot name' : paths.find((path) => !isWithin(scope, path));
+  if (outside !== undefined) refuse(`${invocation.program} now ${verb} ${outside}, outside ${scope}, ${what}; run it again to ask`);
 }
 
 /**
@@ -112,7 +117,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       env,
       timeoutMs: timeoutSeconds * 1000,
       signal: context.signal,
-      prepare: async (command) => keptToGrant(await authorizeCommand(command, checked.context), context.grantScope),
+      prepare: async (command) => keptToScopes(await authorizeCommand(command, checked.context), context),
       locate,
       ...(launcher === undefined ? {} : { launcher }),
     });

@@ -1,8 +1,8 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { PathSandbox } from '../paths.js';
+import { hasOtherNames, type PathSandbox } from '../paths.js';
 import { ALWAYS_REFUSED, NETWORK_PROGRAMS, WRAPPERS, programsFor } from './allowlists.js';
 import { expandGlob } from './glob.js';
-import { checkPathUse, isStandardStream } from './path-access.js';
+import { checkPathUse, isStandardStream, linkTargetsBelow } from './path-access.js';
 import { PROGRAM_CHECKS, type CheckedArgs } from './programs/index.js';
 import { refuse } from './refusal.js';
 import type { RedirectionSpec, ShellToolName, ShellWord, SimpleCommandSpec } from './plan.js';
@@ -33,6 +33,11 @@ export interface Invocation {
    * program reaches by itself); absent when the policy cannot tell (a program that runs code).
    */
   reach?: string[];
+  /**
+   * Every real path it may change (written or created, removed, renamed, re-moded); absent when the
+   * policy cannot tell. For whether the checkpoint of one directory can undo what it does.
+   */
+  changes?: string[];
 }
 
 /** The program name rules: a bare name on the tool's allowlist, with the reason when it is not. */
@@ -85,12 +90,42 @@ export async function authorizeCommand(spec: SimpleCommandSpec, ctx: PolicyConte
   }
   const redirections = spec.redirections.map((r) => resolveRedirection(r, ctx));
   const executable = spec.program === 'type' ? 'builtin' : ctx.locate(spec.program);
-  const reach = reachOf(checked.reach, [...reals, ...redirections.flatMap((r) => ('path' in r ? [r.path] : []))]);
-  return { program: spec.program, executable, argv: [spec.program, ...checked.args], redirections, ...(reach === undefined ? {} : { reach }) };
+  const { reach, changes } = scopeOf(checked, reals, redirections);
+  return {
+    program: spec.program,
+    executable,
+    argv: [spec.program, ...checked.args],
+    redirections,
+    ...(reach === undefined ? {} : { reach }),
+    ...(changes === undefined ? {} : { changes }),
+  };
 }
 
-/** The standard streams lead nowhere, so they widen no grant's scope. */
+/**
+ * What a command reaches (for a grant) and may change (for a checkpoint): its paths, its
+ * redirections, what the program reaches by itself, and where the links lead below a directory it
+ * writes into along paths it does not name. Undefined when the policy cannot tell.
+ */
+function scopeOf(checked: CheckedArgs, reals: string[], redirections: ResolvedRedirection[]): Pick<Invocation, 'reach' | 'changes'> {
+  const linked = linkTargetsBelow(reals.filter((_, i) => checked.paths[i]?.below === true));
+  if (linked === undefined) return {};
+  const reach = reachOf(checked.reach, [...reals, ...redirections.flatMap((r) => ('path' in r ? [r.path] : [])), ...linked]);
+  const known = reach === undefined ? {} : { reach };
+  const redirectedTo = redirections.flatMap((r) => (r.kind === 'write' ? [r.path] : []));
+  const overwritten = [...reals.filter((_, i) => checked.paths[i]?.access === 'write'), ...redirectedTo];
+  // A file with other names is changed under each of them, wherever they are.
+  if (overwritten.some(hasOtherNames)) return known;
+  // Only a program that may change all it reaches needs its reach known: git that reads a linked
+  // work tree changes nothing.
+  if (checked.changesReach === true) return reach === undefined ? {} : { reach, changes: reach };
+  const changed = [...reals.filter((_, i) => checked.paths[i]?.access !== 'read'), ...redirectedTo, ...linked];
+  return { ...known, changes: withoutStreams(changed) };
+}
+
+/** The standard streams lead nowhere, so they widen no grant's scope and change nothing. */
+const withoutStreams = (reals: string[]): string[] => reals.filter((real) => !isStandardStream(real));
+
 function reachOf(programReach: CheckedArgs['reach'], reals: string[]): string[] | undefined {
   if (programReach === 'unknown') return undefined;
-  return [...(programReach ?? []), ...reals.filter((real) => !isStandardStream(real))];
+  return [...(programReach ?? []), ...withoutStreams(reals)];
 }

@@ -76,13 +76,17 @@ function tarMode(parsed: ParsedArgs): 'create' | 'extract' | 'list' | 'diff' {
   return modes[0] as 'create' | 'extract' | 'list' | 'diff';
 }
 
+/** tar extracts into each -C directory it is given, or the working directory. */
+const extractionDirectories = (directories: string[]): PathUse[] =>
+  (directories.length > 0 ? directories : ['.']).map((path) => ({ path, access: 'write', below: true }));
+
 function tarPaths(parsed: ParsedArgs, mode: string): PathUse[] {
   const archives = optionValues(parsed, 'file');
   for (const archive of archives) if (archive.includes(':')) refuse(`tar -f ${archive}: a colon makes tar use a remote host`);
   const directories = optionValues(parsed, 'directory');
   const paths: PathUse[] = [
     ...archives.map((path) => ({ path, access: mode === 'create' ? ('write' as const) : ('read' as const) })),
-    ...directories.map((path) => ({ path, access: mode === 'extract' ? ('write' as const) : ('read' as const) })),
+    ...(mode === 'extract' ? extractionDirectories(directories) : directories.map((path) => ({ path, access: 'read' as const }))),
     ...optionValues(parsed, 'files-from').map((path) => ({ path, access: 'read' as const })),
     ...optionValues(parsed, 'exclude-from').map((path) => ({ path, access: 'read' as const })),
   ];
@@ -160,7 +164,7 @@ export const unzip: ProgramCheck = (args) => {
   const letters = u.flags.join('');
   const extracting = !/[lvtzcp]/.test(letters);
   const paths: PathUse[] = [{ path: u.zipfile, access: 'read' }];
-  if (extracting) paths.push({ path: u.exdir ?? '.', access: 'write' });
+  if (extracting) paths.push({ path: u.exdir ?? '.', access: 'write', below: true });
   const rebuilt = [
     ...u.flags,
     ...(u.password === undefined ? [] : ['-P', u.password]),

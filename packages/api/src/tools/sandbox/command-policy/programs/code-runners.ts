@@ -62,7 +62,8 @@ function codeRunner(name: string, spec: RunnerSpec): ProgramCheck {
     }
     // It runs code that could touch any allowed path; for a grant it counts as acting where it
     // runs (and on the paths it is given): approving `npm install` always means its installs here.
-    return { args, paths, reach: [ctx.cwd] };
+    // So it does for what it changes: `npm test` in the working directory asks nothing.
+    return { args, paths, reach: [ctx.cwd], changesReach: true };
   };
 }
 

@@ -1,8 +1,10 @@
+import { statSync } from 'node:fs';
+import { basename, isAbsolute } from 'node:path';
 import { hasOption, optionTable, optionValues, type ParsedArgs } from '../options.js';
 import { refuse } from '../refusal.js';
 import type { PathUse } from '../path-access.js';
 import { judgeMode } from './file-mode.js';
-import { simpleProgram, type ProgramCheck } from './types.js';
+import { simpleProgram, type CommandContext, type ProgramCheck } from './types.js';
 
 const HELP = ['help', 'version'];
 const FOLLOWS_LINKS = 'follows symbolic links, which can lead outside the allowed paths';
@@ -27,14 +29,34 @@ export const touch = simpleProgram('touch', {
 
 /** cp/mv: with -t every operand is a source; otherwise the last operand is the destination. */
 function copyOperands(sourceAccess: 'read' | 'entry', destinationAccess: 'write' | 'entry') {
-  return (parsed: ParsedArgs): PathUse[] => {
+  return (parsed: ParsedArgs, ctx: CommandContext): PathUse[] => {
     const ops = parsed.operands;
     const target = hasOption(parsed, 'target-directory');
     if (ops.length < (target ? 1 : 2)) refuse('missing destination operand');
     const sources = target ? ops : ops.slice(0, -1);
     const destination = target ? [] : ops.slice(-1);
-    return [...sources.map((path) => ({ path, access: sourceAccess })), ...destination.map((path) => ({ path, access: destinationAccess }))];
+    const uses = [...sources.map((path) => ({ path, access: sourceAccess })), ...destination.map((path) => ({ path, access: destinationAccess }))];
+    return destinationAccess === 'write' ? [...uses, ...copiesInto(parsed, sources, destination[0], ctx)] : uses;
   };
+}
+
+/**
+ * The files cp writes into a destination directory: the copy of `src` is `dir/<name of src>`, and
+ * cp writes through a symbolic link already there (mv replaces the link instead).
+ */
+function copiesInto(parsed: ParsedArgs, sources: string[], destination: string | undefined, ctx: CommandContext): PathUse[] {
+  if (hasOption(parsed, 'no-target-directory')) return [];
+  const dir = optionValues(parsed, 'target-directory').at(-1) ?? destination;
+  if (dir === undefined || !isDirectory(isAbsolute(dir) ? dir : `${ctx.cwd}/${dir}`)) return [];
+  return sources.map((source) => ({ path: `${dir}/${basename(source)}`, access: 'write' }));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
 }
 
 export const cp = simpleProgram('cp', {

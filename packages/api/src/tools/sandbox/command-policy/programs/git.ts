@@ -217,14 +217,32 @@ const BRANCH_LIST_OPTIONS = new Set([
 ]);
 const LIST_MODE = new Set(['l', 'list', 'contains', 'no-contains', 'merged', 'no-merged', 'points-at']);
 
-/** In bash_readonly, `git branch` may only list: any other option or a bare name changes branches. */
-function checkReadonlyBranch(read: ReadArgs): void {
-  for (const o of read.options) {
-    if (!BRANCH_LIST_OPTIONS.has(o.name)) refuse(`git branch ${o.name.length === 1 ? '-' : '--'}${o.name} changes branches (bash_readonly only lists them)`);
-  }
+/** Why a `git branch` changes branches (any option but a listing one, or a bare name); undefined when it only lists them. */
+function branchChange(read: ReadArgs): string | undefined {
+  const changing = read.options.find((o) => !BRANCH_LIST_OPTIONS.has(o.name));
+  if (changing !== undefined) return `git branch ${changing.name.length === 1 ? '-' : '--'}${changing.name} changes branches`;
   const listing = read.options.some((o) => LIST_MODE.has(o.name));
-  if (read.operands.length > 0 && !listing) refuse('git branch <name> creates a branch (bash_readonly only lists them)');
+  return read.operands.length > 0 && !listing ? 'git branch <name> creates a branch' : undefined;
 }
+
+/** In bash_readonly, `git branch` may only list. */
+function checkReadonlyBranch(read: ReadArgs): void {
+  const change = branchChange(read);
+  if (change !== undefined) refuse(`${change} (bash_readonly only lists them)`);
+}
+
+/**
+ * Subcommands that change no file of the work tree (`config` only reads here): they read, or write
+ * only inside the repository's git directory (its index, objects and refs). A git directory is in
+ * no run's checkpoint wherever the repository's root lies, so these are not changes a revert would
+ * miss: `git add` and `git commit` in a package of a monorepo ask no more than at its root. Any
+ * other subcommand may change the whole work tree of the repository it finds.
+ */
+const WORK_TREE_UNCHANGED = new Set([
+  'status', 'log', 'diff', 'show', 'ls-files', 'ls-tree', 'rev-parse', 'describe', 'shortlog', 'blame', 'config',
+  'add', 'commit', 'tag', 'notes', 'fetch', 'branch',
+]);
+const changesWorkTree = (sub: string): boolean => !WORK_TREE_UNCHANGED.has(sub);
 
 const CONFIG_READ_OPTIONS = new Set(['get', 'get-all', 'get-regexp', 'list', 'l', 'show-origin', 'show-scope', 'name-only', 'z', 'null', 'local', 'global', 'system', 'includes', 'type', 'bool', 'int', 'path']);
 
@@ -286,5 +304,6 @@ export const git: ProgramCheck = (args, ctx: CommandContext) => {
   }
   const forced = FORCED_OPTIONS[sub] ?? [];
   const paths = ENTRY_SUBCOMMANDS.has(sub) ? read.paths.map((use) => ({ ...use, access: 'entry' as const })) : read.paths;
-  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths, reach: repositoryReach(ctx.cwd) };
+  const changes = changesWorkTree(sub) ? { changesReach: true } : {};
+  return { args: [...GIT_FORCED_CONFIG, ...globals, sub, ...forced, ...rest], paths, reach: repositoryReach(ctx.cwd), ...changes };
 };

@@ -21,6 +21,11 @@ export interface CheckedArgs {
    * grant; `unknown` when the policy cannot tell (git in a repository found through a `.git` file).
    */
   reach?: string[] | 'unknown';
+  /**
+   * It may change anything it reaches, not only the paths it writes: a program that runs code, git
+   * changing the repository. Without it, only its `write` and `entry` paths change.
+   */
+  changesReach?: boolean;
 }
 
 /** Judges one program's arguments: refuses, or says what will run and which paths it touches. */
