@@ -71,6 +71,8 @@ describe('local mode: request framing, bodies and browsers', () => {
     ['a header line that starts with a space', `POST /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\n Content-Length: ${createRequest().length}\r\n\r\n${createRequest()}`],
     // CVE-2023-30589 (llhttp took a lone CR as the end of a header line)
     ['a lone CR ending header lines', `POST /conversations/ HTTP/1.1\rHost: ${HOST}\rContent-Type: application/json\rContent-Length: ${CREATE.length}\r\r\n\r\n${CREATE}`],
+    // CVE-2022-32214 (llhttp took a bare LF as a line end, where a proxy may not)
+    ['bare LF line ends hiding a Content-Length', `POST /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nX-Pad: a\nContent-Length: ${createRequest().length}\r\n\r\n${createRequest()}`],
     // CVE-2024-22019 (unbounded chunk extensions: reads without end, past the body limit)
     ['chunk extensions without end', `POST /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(20_000)}\r\n{\r\n0\r\n\r\n`],
   ];
@@ -194,11 +196,12 @@ describe('local mode: request framing, bodies and browsers', () => {
   // Cross-site requests with a loopback Host: MCP transport spec ("servers MUST validate the Origin
   // header"), pgEdge/pgedge-postgres-mcp#231; webpack-dev-server CVE-2025-30360 (IP-address origins
   // allowed); `Origin: null` from sandboxed iframes and file: pages (ag-ui-protocol/ag-ui#2548).
+  // A body-less POST is a simple request a page sends without a preflight (pi-agent-dashboard#625).
   it.each(['http://attacker.example', 'http://192.168.1.5:8095', 'http://127.0.0.1:1', 'null', 'file://', 'http://localhost.attacker.example'])(
-    'refuses Origin %s with 403 Origin not allowed, on the API and the event stream',
+    'refuses Origin %s with 403 Origin not allowed, on the API, a body-less POST and the event stream',
     async (origin) => {
-      for (const [method, path] of [['POST', '/conversations/'], ['GET', `${MISSING_RUN}/events`]] as const) {
-        const response = await send(base, { method, path, headers: { origin }, ...(method === 'POST' ? { body: CREATE } : {}) });
+      for (const [method, path] of [['POST', '/conversations/'], ['POST', `${MISSING_RUN}/cancel`], ['GET', `${MISSING_RUN}/events`]] as const) {
+        const response = await send(base, { method, path, headers: { origin }, ...(path === '/conversations/' ? { body: CREATE } : {}) });
         expect([response.status, response.json()], `${method} ${path}`).toEqual([403, { detail: 'Origin not allowed' }]);
       }
       expect(await conversationCount(base)).toBe(0);
@@ -214,6 +217,45 @@ describe('local mode: request framing, bodies and browsers', () => {
     const crossSite = await rawExchange(base, `${upgrade}Origin: http://attacker.example\r\n\r\n`);
     expect(crossSite).not.toMatch(/^HTTP\/1\.1 101/m);
     expect(statusesOf(crossSite)).not.toContain(200);
+  });
+
+  // h2c smuggling (Bishop Fox, 2020) and RFC 9931 (optimistic upgrades): a proxy that passes an
+  // upgrade through hands the client a raw connection to whatever accepts it.
+  it('switches to no other protocol: h2c upgrades and an HTTP/2 preface get no 101', async () => {
+    const h2c = await rawExchange(base, `GET /health HTTP/1.1\r\nHost: ${HOST}\r\nConnection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`);
+    expect(h2c).not.toMatch(/HTTP\/1\.1 101/);
+    const preface = await rawExchange(base, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    expect(parseRaw(preface)).toEqual({ status: 400, body: { detail: 'Malformed HTTP request' } });
+    expect((await send(base, { path: '/health' })).status).toBe(200);
+  });
+
+  // JSON interoperability (Bishop Fox, "An Exploration of JSON Interoperability Vulnerabilities",
+  // 2021): duplicate keys, comments, huge numbers, a BOM. What is validated must be what is stored.
+  it('stores the value it validated when a key comes twice, and refuses JSON extensions', async () => {
+    const last = await send(base, { method: 'POST', path: '/conversations/', body: '{"agent_type":"task","working_dir":"/etc","working_dir":"."}' });
+    expect([last.status, (last.json() as { working_dir: string }).working_dir]).toEqual([201, '.']);
+    const refused = await send(base, { method: 'POST', path: '/conversations/', body: '{"agent_type":"task","working_dir":".","working_dir":"/etc"}' });
+    expect([refused.status, refused.json()]).toEqual([400, { detail: 'Working directory not allowed: /etc' }]);
+    // A leading BOM is dropped, as RFC 8259 8.1 lets a parser do: the rest is read and checked as usual.
+    expect((await send(base, { method: 'POST', path: '/conversations/', body: '\uFEFF{"agent_type":"task","working_dir":"/etc"}' })).status).toBe(400);
+    for (const body of ['{"agent_type":"task",}', '{"agent_type":"task" /* c */}', '{"agent_type":"task","title":1e999}', "{'agent_type':'task'}", '{"agent_type":NaN}']) {
+      const response = await send(base, { method: 'POST', path: '/conversations/', body });
+      expect(response.status, body).toBe(422);
+      expect(response.json(), body).toHaveProperty('detail');
+    }
+    expect(await conversationCount(base)).toBe(1);
+  });
+
+  // Ollama CVE-2024-39719 (whether a path exists, told apart by the error) and CVE-2024-39721
+  // (a request path naming /dev/random, read without end): Oligo, "More Models, More ProbLLMs".
+  it('answers every working directory outside the allowed paths alike, at once, whether it exists or not', async () => {
+    for (const dir of ['/etc', '/nonexistent-mada-probe', '/etc/passwd', '/dev/random', '/dev/zero', '/proc/self/fd/0']) {
+      const started = Date.now();
+      const response = await send(base, { method: 'POST', path: '/conversations/', body: { agent_type: 'task', working_dir: dir } });
+      expect([response.status, response.json()], dir).toEqual([400, { detail: `Working directory not allowed: ${dir}` }]);
+      expect(Date.now() - started, dir).toBeLessThan(1000);
+    }
+    expect(await conversationCount(base)).toBe(0);
   });
 
   // Jupyter XSSI: a JSON answer included by <script src> from another site (a no-cors GET sends no
@@ -319,6 +361,15 @@ describe('keyed mode: credentials and ownership', () => {
     expect([response.status, response.json()]).toEqual([401, { detail: 'Missing API key' }]);
   });
 
+  // Cross-Site Tracing (Grossman, 2003): a TRACE answer echoing the request's headers hands a
+  // page the credential it could not read. TRACE is not served, and nothing is echoed.
+  it('echoes no header back to a TRACE request', async () => {
+    const response = await send(base, { method: 'TRACE', path: '/agents/', headers: ALICE });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    expect(response.text).not.toContain(ALICE['x-api-key']);
+  });
+
   // Open WebUI CVE-2026-45349 (continuing another user's chat by its id): another user's
   // conversation answers 403 Not authorized (SPEC.md), whatever the route, and stays as it was.
   it("answers another user's conversation id with 403 on every route, changing nothing", async () => {
@@ -336,6 +387,19 @@ describe('keyed mode: credentials and ownership', () => {
       expect([response.status, response.json()], `${method} ${path}`).toEqual([403, { detail: 'Not authorized' }]);
     }
     expect((await send(base, { path: `/conversations/${id}`, headers: ALICE })).json()).toMatchObject({ id, messages: [] });
+  });
+
+  // Chrome Private Network Access (the "non-HTTPS private access blocking" the webpack-dev-server
+  // CVE-2025-30360 advisory relies on): a public page asks in a preflight whether it may
+  // reach a private address. Only a listed origin gets any CORS answer, and none grants that.
+  it('grants a cross-site preflight nothing unless its origin is listed, and never private-network access', async () => {
+    const ask = { 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key', 'access-control-request-private-network': 'true' };
+    const hostile = await send(base, { method: 'OPTIONS', path: '/conversations/', headers: { ...ask, origin: 'https://attacker.example' } });
+    expect(hostile.headers['access-control-allow-origin']).toBeUndefined();
+    expect(hostile.headers['access-control-allow-private-network']).toBeUndefined();
+    const listed = await send(base, { method: 'OPTIONS', path: '/conversations/', headers: { ...ask, origin: 'https://app.example' } });
+    expect(listed.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(listed.headers['access-control-allow-private-network']).toBeUndefined();
   });
 
   // CORS with the null origin (netty/netty#3436, ag-ui-protocol/ag-ui#2548) and cache poisoning by
