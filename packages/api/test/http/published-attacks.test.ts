@@ -284,6 +284,21 @@ describe('local mode: request framing, bodies and browsers', () => {
     expect(response.text).not.toMatch(/root:|\[fonts\]/);
   });
 
+  // The docs page's static files: @fastify/swagger-ui SNYK-JS-FASTIFYSWAGGERUI-6157561 (served the
+  // module's own files) and @fastify/static GHSA-83w8-p2f5-377r (route guard bypass through
+  // traversal); swagger-ui CVE-2018-25031 (`?url=` loaded another site's definition).
+  it('serves no file outside the docs bundle and loads no definition a query names', async () => {
+    for (const path of ['/docs/static/package.json', '/docs/static/index.js', '/docs/static/../package.json', '/docs/static/%2e%2e/package.json', '/docs/static/.%2e/package.json', '/docs/static/..%2f..%2f..%2fpackage.json', '/docs/static/%2e%2e%2f%2e%2e%2f%2e%2e%2f%2e%2e%2fetc%2fpasswd', '/docs//static/package.json']) {
+      const response = await send(base, { path });
+      expect([403, 404], path).toContain(response.status);
+      expect(response.json(), path).toHaveProperty('detail');
+      expect(response.text, path).not.toMatch(/"name":|root:/);
+    }
+    const initializer = await send(base, { path: '/docs/static/swagger-initializer.js?url=https://attacker.example/spec.json' });
+    expect(initializer.text).toContain("resolveUrl('./json')");
+    expect(initializer.text).not.toMatch(/queryConfigEnabled:\s*true/);
+  });
+
   // Open WebUI CVE-2024-12537: an unauthenticated endpoint that read any body size.
   it('refuses a body over MAX_BODY_BYTES with 413 and a detail, and keeps answering', async () => {
     const body = `{"agent_type":"task","title":"${'x'.repeat(t.settings.maxBodyBytes)}"}`;
@@ -359,6 +374,15 @@ describe('keyed mode: credentials and ownership', () => {
   ])('takes no key from %s', async (_name, headers, path) => {
     const response = await send(base, { path, headers });
     expect([response.status, response.json()]).toEqual([401, { detail: 'Missing API key' }]);
+  });
+
+  // Two X-API-Key lines, one per user, where a proxy may read the other one (as with two Host
+  // headers): neither user is taken.
+  it('takes no user from two X-API-Key headers, in either order', async () => {
+    for (const keys of [[BOB, ALICE], [ALICE, BOB]]) {
+      const text = `GET /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\n${keys.map((k) => `X-API-Key: ${k['x-api-key']}\r\n`).join('')}Connection: close\r\n\r\n`;
+      expect(parseRaw(await rawExchange(base, text))).toEqual({ status: 401, body: { detail: 'Invalid API key' } });
+    }
   });
 
   // Cross-Site Tracing (Grossman, 2003): a TRACE answer echoing the request's headers hands a
@@ -492,6 +516,18 @@ describe.each(DIALECTS)('event streams on %s', (dialect) => {
     expect(frames.some((frame) => frame.content === 'forged')).toBe(false);
     const streamed = frames.map((frame) => (typeof frame.text === 'string' ? frame.text : typeof frame.data === 'string' ? frame.data : '')).join('');
     expect(streamed).toContain(FORGED);
+  });
+
+  it('keeps a forged frame inside one stored event when a run is replayed from the store', async () => {
+    model.push(scripted.text(FORGED));
+    const run = await send(base, { method: 'POST', path: '/runs', body: { agent_type: 'explore', prompt: FORGED, working_dir: t.workdir } });
+    const { id } = run.json() as { id: string };
+    await expect.poll(async () => ((await send(base, { path: `/runs/${id}` })).json() as { status: string }).status).toBe('succeeded');
+    const replay = await send(base, { path: `/runs/${id}/events` });
+    const lines = replay.text.split(/\r\n|\r|\n/).filter((line) => line !== '');
+    for (const line of lines) expect(/^(id: \d+|data: \{.*\}|: .*)$/s.test(line), line).toBe(true);
+    expect(lines.filter((line) => line.startsWith('id: ')).map((line) => Number(line.slice(4)))).toEqual(lines.filter((line) => line.startsWith('id: ')).map((_line, i) => i + 1));
+    expect(replay.text).not.toMatch(/^id: 999/m);
   });
 
   // Last-Event-ID abuse (NVIDIA-AI-Blueprints/aiq#272, athrvk/vayu#21): the resume point is
