@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -314,6 +315,28 @@ describe('local mode: request framing, bodies and browsers', () => {
     const answer = await rawExchange(base, `POST /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"agent_type":`);
     expect(parseRaw(answer)).toEqual({ status: 408, body: { detail: 'Request timed out: it did not arrive whole in time' } });
     expect(await conversationCount(base)).toBe(0);
+  });
+});
+
+// Log forging (CWE-117, OWASP "Log Injection"): a URL carrying an encoded line break and a line
+// of its own that a log reader would take for the service's.
+describe('request logs', () => {
+  it('write each request as one JSON line, whatever its URL holds', async () => {
+    let written = '';
+    const logger = pino({ level: 'info' }, { write: (text: string) => void (written += text) });
+    const t = await createTestApp({ logger });
+    try {
+      const base = await t.app.listen({ port: 0, host: HOST });
+      const forged = encodeURIComponent('\n{"level":60,"msg":"forged"}\r\n');
+      for (const path of [`/runs/${forged}`, `/conversations/?q=${forged}`, `/nope${forged}`]) {
+        expect((await send(base, { path, headers: { 'user-agent': 'x\u00ff{"msg":"forged"}' } })).status).toBeLessThan(500);
+      }
+      const lines = written.split('\n').filter((line) => line !== '');
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect((JSON.parse(line) as { msg: string }).msg).not.toBe('forged');
+    } finally {
+      await t.close();
+    }
   });
 });
 
