@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { openSocket, parseRaw, readUntilClosed, send } from '../support/raw-http.js';
+import { scrape } from '../support/metrics.js';
 import { registeredRoutes } from '../support/routes.js';
 import { parseFrames } from '../support/sse.js';
 
@@ -334,6 +335,27 @@ describe('request logs', () => {
       const lines = written.split('\n').filter((line) => line !== '');
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect((JSON.parse(line) as { msg: string }).msg).not.toBe('forged');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+// Metric label cardinality (artifact-keeper#2220, sigstore/timestamp-authority#1374, api7/aisix#451):
+// a label taken from the raw path or method gives every made-up URL a series of its own.
+describe('request metrics', () => {
+  it('count made-up paths and methods under a bounded set of labels', async () => {
+    const t = await createTestApp();
+    try {
+      const base = await t.app.listen({ port: 0, host: HOST });
+      for (let i = 0; i < 40; i += 1) {
+        await send(base, { path: `/probe-${i}/.env?x=${i}` });
+        await send(base, { path: `/runs/${i}-not-a-uuid` });
+      }
+      for (const method of ['PROPFIND', 'MKCOL', 'PURGE', 'LOCK']) await send(base, { method, path: `/${method.toLowerCase()}` });
+      const series = (await scrape(t.app)).split('\n').filter((line) => line.startsWith('mada_http_requests_total{'));
+      expect(series.join('\n')).not.toMatch(/probe-|not-a-uuid|PROPFIND|MKCOL|PURGE|LOCK/);
+      expect(series.length).toBeLessThan(10);
     } finally {
       await t.close();
     }
