@@ -5,6 +5,7 @@
  * or run, and the service still answering.
  */
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { pino } from 'pino';
@@ -309,6 +310,40 @@ describe('local mode: request framing, bodies and browsers', () => {
     expect(response.json()).toHaveProperty('detail');
     expect((await send(base, { path: '/health' })).status).toBe(200);
     expect(await conversationCount(base)).toBe(0);
+  });
+
+  // The same, announced rather than sent: a Content-Length far past the limit is refused before
+  // any of the body is read.
+  it('refuses an announced body over MAX_BODY_BYTES at once, with 413 and a detail', async () => {
+    const answer = await rawExchange(base, `POST /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: 99999999999999\r\nConnection: close\r\n\r\n{"agent_type":`);
+    expect(parseRaw(answer).status).toBe(413);
+    expect(parseRaw(answer).body).toHaveProperty('detail');
+  });
+
+  // Decompression bombs (CWE-409; body-parser's `inflate`): a compressed body is never expanded.
+  it('never inflates a body sent with Content-Encoding', async () => {
+    const bomb = gzipSync(Buffer.from(`{"agent_type":"task","title":"${'a'.repeat(10_000_000)}"}`));
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      const answer = await rawExchange(base, `POST /conversations/ HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Encoding: ${encoding}\r\nContent-Length: ${bomb.length}\r\nConnection: close\r\n\r\n${bomb.toString('latin1')}`);
+      const { status, body } = parseRaw(answer);
+      expect(status, encoding).toBeGreaterThanOrEqual(400);
+      expect(status, encoding).toBeLessThan(500);
+      expect(body, encoding).toHaveProperty('detail');
+    }
+    expect(await conversationCount(base)).toBe(0);
+  });
+
+  // HTTP parameter pollution (OWASP; Di Paola and Carettoni, 2009) and qs prototype pollution
+  // through the query string (CVE-2022-24999): repeated or bracketed parameters.
+  it('refuses repeated query parameters with 422 and builds no object from brackets', async () => {
+    for (const path of ['/conversations/?limit=1&limit=100', `${MISSING_RUN}/events?after=1&after=2`, '/runs?limit=1&limit=2']) {
+      const response = await send(base, { path });
+      expect(response.status, path).toBe(422);
+      expect(response.json(), path).toHaveProperty('detail');
+    }
+    const brackets = await send(base, { path: '/conversations/?__proto__[polluted]=1&constructor[prototype][polluted]=1&limit[]=5' });
+    expect(brackets.status).toBeLessThan(500);
+    expect('polluted' in {}).toBe(false);
   });
 
   // Slowloris / slow POST (CVE-2007-6750 class; Node's headersTimeout and requestTimeout).
