@@ -19,7 +19,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { guardHostAndOrigin } from './http/host-guard.js';
 import { serializeRequest } from './http/log-redaction.js';
 import { RequestLog } from './http/request-log.js';
-import { answerFrameworkError, MAX_HEADER_BYTES, refuseTunnel } from './http/server-errors.js';
+import { answerFrameworkError, MAX_HEADER_BYTES, refuseExpectation, refuseTunnel } from './http/server-errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { agentCatalogueRoutes } from './http/routes/agents.js';
 import { agentRunRoutes } from './http/routes/agent-runs.js';
@@ -136,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<ZodTypeProvider>();
   connections.attach(app.server);
   app.server.on('connect', refuseTunnel);
+  app.server.on('checkExpectation', refuseExpectation);
   // Only JSON bodies: a text/plain one is what a cross-site form or sendBeacon can send without
   // a CORS preflight, and Fastify would parse it and run a route whose body is optional.
   app.removeContentTypeParser('text/plain');

@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -41,6 +41,17 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket, 
  */
 export function refuseTunnel(_request: IncomingMessage, socket: Duplex): void {
   writeRawError(socket as Socket, 405, 'Method not allowed: this service is not a proxy');
+}
+
+/**
+ * Node answers an `Expect` other than 100-continue itself, with a bare 417 and no body, before
+ * Fastify sees the request; this gives that answer the service's `{"detail": ...}` and closes
+ * the connection, which would otherwise wait for a body the client holds back until the timeout.
+ */
+export function refuseExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({ detail: 'Expectation failed: only 100-continue is supported' });
+  response.writeHead(417, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.end(body);
 }
 
 /** Errors Fastify's router raises before any route runs (bad percent-encoding in the URL). */
