@@ -463,6 +463,8 @@ describe.each(DIALECTS)('isolation between users on %s', (dialect) => {
     model.push(scripted.text('ann removed it'));
     expect((await call('ann', 'POST', `/approvals/${ann.approval}`, { decision: 'approve_always' })).status).toBe(200);
     expect((await ended('ann', ann.waiting)).status).toBe('succeeded');
+    // What the approved rm answered, so that a failure here says why the file is still there.
+    expect(model.requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content).toBe('(no output)');
     expect(existsSync(annDir('victim.txt'))).toBe(false);
 
     model.push(bash('rm bobs.txt'), scripted.text('bob gave up'));
