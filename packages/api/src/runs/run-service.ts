@@ -474,8 +474,8 @@ class EventWriter {
    * A run's text is stored as it comes, but at most one text frame per TEXT_FRAME_INTERVAL_MS:
    * text arriving sooner waits and joins the frame. A model sends each token in a read of its
    * own, and every stored frame is a write, a notification and a socket write per follower; at a
-   * token every 10 ms, joining them in fives cut the streaming work by a third, and twenty frames
-   * a second still read as a steady stream. The first text frame of a run goes out at once.
+   * token every 10 ms, frames of five tokens are half as many as frames of two or three, and
+   * twenty frames a second still read as a steady stream. The first text frame goes out at once.
    */
   private async textTurn(): Promise<void> {
     const wait = this.lastTextAt + TEXT_FRAME_INTERVAL_MS - performance.now();
