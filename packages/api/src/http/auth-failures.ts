@@ -21,6 +21,11 @@ export class AuthFailureLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Whether any client failed within about the last minute (ended windows are dropped lazily). */
+  get anyFailures(): boolean {
+    return this.windows.size > 0;
+  }
+
   /** Throws TooManyRequestsError while `address` is over the limit. */
   check(address: string): void {
     const window = this.current(address);

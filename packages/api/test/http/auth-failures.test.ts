@@ -1,6 +1,11 @@
+import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { AuthFailureLimiter } from '../../src/http/auth-failures.js';
+import { AuthFailureLimiter, MAX_AUTH_FAILURES_PER_MINUTE } from '../../src/http/auth-failures.js';
 import { TooManyRequestsError } from '../../src/errors.js';
+import { createTestApp } from '../support/app.js';
+
+/** The unprivileged account of Debian and most Linux systems. */
+const NOBODY = 65534;
 
 describe('the failed-authentication limit', () => {
   it('refuses an address after its 30th failure until its minute is over, and no other address', () => {
@@ -40,5 +45,32 @@ describe('the failed-authentication limit', () => {
     for (let i = 0; i < 29; i++) limiter.recordFailure('127.0.0.0');
     expect(() => limiter.check('127.0.0.0')).not.toThrow();
     expect(() => limiter.check('127.255.255.254')).not.toThrow();
+  });
+});
+
+describe('failed keys from loopback', () => {
+  /** Sends `count` requests with a wrong key as another local account (nobody), and gives their statuses. */
+  function failAsAnotherAccount(base: string, count: number): Promise<number[]> {
+    const script = `(async () => { const out = []; for (let i = 0; i < ${count}; i++) out.push((await fetch(${JSON.stringify(`${base}/runs`)}, { headers: { 'x-api-key': 'guess-' + i } })).status); console.log(JSON.stringify(out)); })()`;
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, ['-e', script], { uid: NOBODY, gid: NOBODY, cwd: '/' }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as number[])));
+    });
+  }
+
+  it.runIf(process.getuid?.() === 0)("lock out the account that sent them, not the machine's other accounts (needs root to act as another account)", async () => {
+    const t = await createTestApp({ env: { API_KEYS: 'ann:ann-key-0123456789' } });
+    try {
+      const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const statuses = await failAsAnotherAccount(base, MAX_AUTH_FAILURES_PER_MINUTE + 2);
+      expect(statuses.slice(0, MAX_AUTH_FAILURES_PER_MINUTE)).toEqual(Array(MAX_AUTH_FAILURES_PER_MINUTE).fill(401));
+      expect(statuses.slice(MAX_AUTH_FAILURES_PER_MINUTE)).toEqual([429, 429]);
+      // Ann, on the same machine and the same loopback address, still gets in.
+      expect((await fetch(`${base}/runs`, { headers: { 'x-api-key': 'ann-key-0123456789' } })).status).toBe(200);
+      // And her own failures count for her alone: the other account stays locked out meanwhile.
+      expect((await fetch(`${base}/runs`, { headers: { 'x-api-key': 'ann-typo' } })).status).toBe(401);
+      expect(await failAsAnotherAccount(base, 1)).toEqual([429]);
+    } finally {
+      await t.close();
+    }
   });
 });
