@@ -49,11 +49,25 @@ describe('the failed-authentication limit', () => {
 });
 
 describe('failed keys from loopback', () => {
-  /** Sends `count` requests with a wrong key as another local account (nobody), and gives their statuses. */
+  /**
+   * Sends `count` requests with a wrong key as another local account (nobody), and gives their
+   * statuses. The client is the system's Python: a Node binary under root's home, as CI's Node 24
+   * is, cannot be run by another account.
+   */
   function failAsAnotherAccount(base: string, count: number): Promise<number[]> {
-    const script = `(async () => { const out = []; for (let i = 0; i < ${count}; i++) out.push((await fetch(${JSON.stringify(`${base}/runs`)}, { headers: { 'x-api-key': 'guess-' + i } })).status); console.log(JSON.stringify(out)); })()`;
+    const script = [
+      'import json, sys, urllib.request, urllib.error',
+      'out = []',
+      `for i in range(${count}):`,
+      `    request = urllib.request.Request(${JSON.stringify(`${base}/runs`)}, headers={"X-API-Key": "guess-%d" % i})`,
+      '    try:',
+      '        out.append(urllib.request.urlopen(request).status)',
+      '    except urllib.error.HTTPError as error:',
+      '        out.append(error.code)',
+      'print(json.dumps(out))',
+    ].join('\n');
     return new Promise((resolve, reject) => {
-      execFile(process.execPath, ['-e', script], { uid: NOBODY, gid: NOBODY, cwd: '/' }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as number[])));
+      execFile('/usr/bin/python3', ['-c', script], { uid: NOBODY, gid: NOBODY, cwd: '/' }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as number[])));
     });
   }
 
