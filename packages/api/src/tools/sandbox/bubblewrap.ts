@@ -1,6 +1,6 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { isWithin } from './paths.js';
+import { isDirectory, isWithin } from './paths.js';
 import { systemMounts, type Mount } from './system-view.js';
 import { BLOCK_FD, INFO_FD } from './user-network.js';
 
@@ -32,13 +32,6 @@ export interface SandboxSpec {
   cwd: string;
 }
 
-const isDirectory = (path: string): boolean => {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-};
 
 const realPathOf = (path: string): string[] => {
   try {

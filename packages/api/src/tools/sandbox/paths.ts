@@ -76,6 +76,15 @@ export function isWithin(root: string, candidate: string): boolean {
   return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
 }
 
+/** Whether `path` is a directory, symbolic links followed; false when it is missing or cannot be read. */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A regular file with other names (hard links, `cp --link`): writing it in place changes the file
  * under each of them, wherever they are. False when it does not exist or cannot be read.

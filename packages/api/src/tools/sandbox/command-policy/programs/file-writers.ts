@@ -1,5 +1,5 @@
-import { statSync } from 'node:fs';
-import { basename, isAbsolute } from 'node:path';
+import { basename, resolve } from 'node:path';
+import { isDirectory } from '../../paths.js';
 import { hasOption, optionTable, optionValues, type ParsedArgs } from '../options.js';
 import { refuse } from '../refusal.js';
 import type { PathUse } from '../path-access.js';
@@ -47,16 +47,8 @@ function copyOperands(sourceAccess: 'read' | 'entry', destinationAccess: 'write'
 function copiesInto(parsed: ParsedArgs, sources: string[], destination: string | undefined, ctx: CommandContext): PathUse[] {
   if (hasOption(parsed, 'no-target-directory')) return [];
   const dir = optionValues(parsed, 'target-directory').at(-1) ?? destination;
-  if (dir === undefined || !isDirectory(isAbsolute(dir) ? dir : `${ctx.cwd}/${dir}`)) return [];
+  if (dir === undefined || !isDirectory(resolve(ctx.cwd, dir))) return [];
   return sources.map((source) => ({ path: `${dir}/${basename(source)}`, access: 'write' }));
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
-  } catch {
-    return false;
-  }
 }
 
 export const cp = simpleProgram('cp', {
