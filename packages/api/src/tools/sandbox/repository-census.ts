@@ -1,0 +1,382 @@
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readRegularFileSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
+import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
+import { isWithin, type PathSandbox } from './paths.js';
+import { put, same, type Entry } from './protected-snapshot.js';
+
+/*
+ * Every git repository under the allowed paths, not only the ones around the command's directory:
+ * a sibling `r3/.git/hooks/pre-commit`, a nested `vendor/lib/.git/config` or a repository an
+ * interpreter makes runs its hooks and config the next time the user uses git there, outside any
+ * sandbox. They are not bound read-only (a command may delete or move its own checkout of a
+ * nested project); instead, after each `bash` command:
+ *
+ * - a repository known before (the census) whose config, hooks or commondir the command changed
+ *   gets them back;
+ * - a repository new since then keeps only what git itself writes (git-config-filter.ts) and no
+ *   hook but git's inert `*.sample` files, unless its config and hooks are the very files of a
+ *   repository known before (the same inode and bytes: a checkout moved or renamed).
+ *
+ * What changed during the command is told from what changed before it by ctime, which no process
+ * can set: a change older than the earliest command still running is the user's, taken as it is.
+ * The tree is walked by directory, and a directory's listing is kept while its ctime is unchanged,
+ * so a command that makes no directory pays one lstat per directory of the tree.
+ */
+
+/** A ctime within this of a moment may belong to a change made just after it (coarse clocks). */
+const CLOCK_TICK_MS = 50;
+/** Directories walked per census at most; a bigger tree is not walked further (see the README). */
+const MAX_DIRECTORIES = 200_000;
+const MAX_CACHED_LISTINGS = 400_000;
+/** Hooks and configs bigger than this are compared by stat only and cannot be put back. */
+const MAX_KEPT_BYTES = 4 * 1024 * 1024;
+const MAX_SMALL_FILE_BYTES = 4096;
+const YIELD_EVERY_MS = 10;
+/** `modules/<name>` and `worktrees/<name>` below a git directory, as deep as protected-files.ts goes. */
+const MAX_NESTED_DEPTH = 4;
+
+type Kind = 'dir' | 'file' | 'link' | 'other';
+interface Child {
+  name: string;
+  kind: Kind;
+}
+
+const listings = new Map<string, { stamp: string; children: Child[] }>();
+
+const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
+  entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
+
+/** A directory's entries, from the cache while its stat is unchanged (and old enough to trust). */
+function listing(dir: string, now: number): Child[] | undefined {
+  const stats = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+  if (stats === undefined || !stats.isDirectory()) return undefined;
+  const stamp = `${stats.dev}:${stats.ino}:${stats.mtimeNs}:${stats.ctimeNs}`;
+  const cached = listings.get(dir);
+  if (cached?.stamp === stamp) return cached.children;
+  let children: Child[];
+  try {
+    children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
+  } catch {
+    return undefined;
+  }
+  if (Number(stats.ctimeNs / 1_000_000n) < now - CLOCK_TICK_MS) {
+    if (listings.size >= MAX_CACHED_LISTINGS) listings.clear();
+    listings.set(dir, { stamp, children });
+  }
+  return children;
+}
+
+/** A protected path as it is now, with what tells when and what it became. */
+interface Seen {
+  entry: Entry;
+  ctimeMs: number;
+  /** `dev:ino` of a file: the same file under another name (a moved repository). */
+  id?: string;
+}
+
+const contents = new Map<string, { stamp: string; content: Buffer }>();
+const MAX_CACHED_CONTENT = 2000;
+
+function seen(path: string, now: number): Seen {
+  const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  if (stats === undefined) return { entry: { kind: 'absent' }, ctimeMs: 0 };
+  const ctimeMs = Number(stats.ctimeNs / 1_000_000n);
+  const mode = Number(stats.mode) & 0o7777;
+  if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(path) }, ctimeMs };
+  if (stats.isDirectory()) return { entry: { kind: 'dir', mode }, ctimeMs };
+  const id = `${stats.dev}:${stats.ino}`;
+  const stamp = `${id}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+  if (!stats.isFile() || stats.size > BigInt(MAX_KEPT_BYTES)) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+  const cached = contents.get(path);
+  if (cached?.stamp === stamp) return { entry: { kind: 'file', mode, signature: stamp, content: cached.content }, ctimeMs, id };
+  const read = readRegularFileWithStatsSync(path, MAX_KEPT_BYTES, true);
+  if (read === undefined) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+  if (ctimeMs < now - CLOCK_TICK_MS) {
+    if (contents.size >= MAX_CACHED_CONTENT) contents.clear();
+    contents.set(path, { stamp, content: read.bytes });
+  }
+  return { entry: { kind: 'file', mode, signature: stamp, content: read.bytes }, ctimeMs, id };
+}
+
+const isSample = (name: string): boolean => name.endsWith('.sample');
+
+/**
+ * What of a git directory runs code or points git elsewhere: `config`, `config.worktree`,
+ * `commondir`, `hooks` and each hook in it (git's `*.sample` files never run, so they are left out:
+ * renaming one into place is a new hook).
+ */
+function protectedOf(gitDir: string, now: number): Map<string, Seen> {
+  const found = new Map<string, Seen>();
+  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), seen(join(gitDir, name), now));
+  const hooks = join(gitDir, 'hooks');
+  if (found.get(hooks)?.entry.kind === 'dir') {
+    for (const child of listing(hooks, now) ?? []) if (!isSample(child.name)) found.set(join(hooks, child.name), seen(join(hooks, child.name), now));
+  }
+  return found;
+}
+
+const realPathOf = (path: string): string | undefined => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+};
+
+/** The directory a `gitdir:` file or a `commondir` file names, relative to `base`. */
+function named(file: string, base: string, gitdirLine: boolean): string | undefined {
+  const text = readRegularFileSync(file, MAX_SMALL_FILE_BYTES)?.toString('utf8');
+  if (text === undefined) return undefined;
+  const value = gitdirLine ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : text.trim();
+  if (value === undefined || value === '') return undefined;
+  return isAbsolute(value) ? value : resolve(base, value);
+}
+
+interface Census {
+  /** Real paths of the git directories found, and what each one's protected files were. */
+  repositories: Map<string, Map<string, Seen>>;
+  /** The walk stopped at MAX_DIRECTORIES. */
+  truncated: boolean;
+}
+
+const censuses = new Map<string, Promise<Census>>();
+/** Start times of the `bash` commands running now: a change after the earliest may be theirs. */
+const running = new Map<symbol, number>();
+
+const keyOf = (sandbox: PathSandbox): string => `${sandbox.roots.join('\0')}\n${sandbox.hiddenPaths.join('\0')}`;
+
+async function breathe(last: { at: number }): Promise<void> {
+  if (performance.now() - last.at < YIELD_EVERY_MS) return;
+  await new Promise((resolveTurn) => setImmediate(resolveTurn));
+  last.at = performance.now();
+}
+
+/**
+ * The git directories under the allowed paths: every `.git` entry (a directory, a `gitdir:` file, a
+ * link), every directory laid out as one (`HEAD` with `objects` or `commondir`: bare repositories,
+ * a moved `.git`), what their `commondir` files name, and their submodules and worktrees. Links to
+ * directories are not followed by the walk; a `.git` file or link is, to a real path inside the
+ * allowed paths and not hidden (a `gitdir:` may name DATA_DIR, which the command cannot write).
+ */
+async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<{ gitDirs: Set<string>; truncated: boolean }> {
+  const gitDirs = new Set<string>();
+  /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
+  const target = (path: string | undefined): string | undefined => {
+    const real = path === undefined ? undefined : realPathOf(path);
+    return real !== undefined && sandbox.contains(real) && lstatSync(real, { throwIfNoEntry: false })?.isDirectory() === true ? real : undefined;
+  };
+  const accept = (path: string | undefined): void => {
+    const real = target(path);
+    if (real !== undefined) gitDirs.add(real);
+  };
+  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => isWithin(h, path));
+  const stack = [...sandbox.roots];
+  const last = { at: performance.now() };
+  let walked = 0;
+  while (stack.length > 0) {
+    if (++walked > MAX_DIRECTORIES) return { gitDirs, truncated: true };
+    const dir = stack.pop() as string;
+    const children = listing(dir, now);
+    if (children === undefined) continue;
+    const names = new Map(children.map((child) => [child.name, child.kind]));
+    const laidOut = names.get('HEAD') === 'file' && (names.get('objects') === 'dir' || names.get('commondir') === 'file');
+    if (laidOut) gitDirs.add(dir);
+    for (const child of children) {
+      const path = join(dir, child.name);
+      if (child.name === '.git') {
+        if (child.kind === 'dir') gitDirs.add(path);
+        else if (child.kind === 'link') accept(path);
+        else if (child.kind === 'file') accept(named(path, dir, true));
+      } else if (child.kind === 'dir' && !(laidOut && child.name === 'objects') && !hidden(path)) stack.push(path);
+    }
+    await breathe(last);
+  }
+  // What the found ones lead to: their common directory, submodules and worktrees.
+  const queue = [...gitDirs].map((dir) => ({ dir, depth: 0 }));
+  for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+    const { dir, depth } = item;
+    const common = target(named(join(dir, 'commondir'), dir, false));
+    if (common !== undefined && !gitDirs.has(common)) {
+      gitDirs.add(common);
+      queue.push({ dir: common, depth: depth + 1 });
+    }
+    if (depth >= MAX_NESTED_DEPTH) continue;
+    for (const nested of ['modules', 'worktrees']) {
+      for (const child of listing(join(dir, nested), now) ?? []) {
+        const path = join(dir, nested, child.name);
+        if (child.kind === 'dir' && !gitDirs.has(path)) {
+          gitDirs.add(path);
+          queue.push({ dir: path, depth: depth + 1 });
+        }
+      }
+    }
+  }
+  return { gitDirs, truncated: false };
+}
+
+async function takeCensus(sandbox: PathSandbox, now: number): Promise<Census> {
+  const { gitDirs, truncated } = await findGitDirectories(sandbox, now);
+  return { repositories: new Map([...gitDirs].map((gitDir) => [gitDir, protectedOf(gitDir, now)])), truncated };
+}
+
+/** The census of these allowed paths, taken now if there is none yet (everything found is trusted then). */
+async function censusOf(sandbox: PathSandbox): Promise<Census> {
+  const key = keyOf(sandbox);
+  let census = censuses.get(key);
+  if (census === undefined) {
+    census = takeCensus(sandbox, Date.now());
+    censuses.set(key, census);
+    census.catch(() => censuses.delete(key));
+  }
+  return census;
+}
+
+/**
+ * The config and hook files of every repository under the allowed paths as last seen: the file
+ * tools refuse a second name (hard link) of any of them.
+ */
+export async function knownRepositoryFiles(sandbox: PathSandbox): Promise<string[]> {
+  const census = await censusOf(sandbox);
+  return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => path));
+}
+
+export interface CensusReport {
+  /** Protected paths of known repositories that the command changed and that were put back. */
+  restored: string[];
+  /** What was taken out of repositories new since the census: `<config> (<keys>)`, `<hook>`. */
+  removed: string[];
+  /** Set when the tree has more directories than are walked. */
+  truncated: boolean;
+}
+
+/**
+ * One `bash` command's view of the repositories under its allowed paths. `take` before the
+ * command (it walks the tree only the first time); `check` after it, always, even when it failed.
+ */
+export class RepositoryGuard {
+  private readonly token = Symbol('bash command');
+
+  private constructor(
+    private readonly sandbox: PathSandbox,
+    private readonly census: Census,
+    private readonly startedAt: number,
+  ) {}
+
+  static async take(sandbox: PathSandbox): Promise<RepositoryGuard> {
+    const census = await censusOf(sandbox);
+    const guard = new RepositoryGuard(sandbox, census, Date.now());
+    running.set(guard.token, guard.startedAt);
+    return guard;
+  }
+
+  /**
+   * Puts back what the command changed in known repositories and cleans new ones. `handled`: paths
+   * another mechanism already guards and restores (the protected files around the command), taken
+   * here as they are.
+   */
+  async check(handled: readonly string[]): Promise<CensusReport> {
+    try {
+      const since = Math.min(...running.values()) - CLOCK_TICK_MS;
+      const now = Date.now();
+      const { gitDirs, truncated } = await findGitDirectories(this.sandbox, now);
+      const restored: string[] = [];
+      const removed: string[] = [];
+      const known = this.census.repositories;
+      const movedFiles = filesById(known);
+      for (const gitDir of gitDirs) {
+        const before = known.get(gitDir);
+        if (before === undefined) removed.push(...cleanNew(gitDir, movedFiles, this.sandbox.roots, now));
+        else restored.push(...putBack(gitDir, before, handled, since, now));
+        known.set(gitDir, protectedOf(gitDir, Date.now()));
+      }
+      // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
+      for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
+      this.census.truncated = truncated;
+      return { restored: restored.sort(), removed: removed.sort(), truncated };
+    } finally {
+      running.delete(this.token);
+    }
+  }
+}
+
+/** Content of every known file by `dev:ino`: a repository moved by the command keeps its own files. */
+function filesById(known: Census['repositories']): Map<string, Buffer> {
+  const byId = new Map<string, Buffer>();
+  for (const files of known.values()) {
+    for (const s of files.values()) if (s.id !== undefined && s.entry.kind === 'file' && s.entry.content !== undefined) byId.set(s.id, s.entry.content);
+  }
+  return byId;
+}
+
+const movedHere = (s: Seen, movedFiles: ReadonlyMap<string, Buffer>): boolean =>
+  s.id !== undefined && s.entry.kind === 'file' && s.entry.content !== undefined && movedFiles.get(s.id)?.equals(s.entry.content) === true;
+
+function putBack(gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): string[] {
+  const restored: string[] = [];
+  const current = protectedOf(gitDir, now);
+  for (const path of [...new Set([...before.keys(), ...current.keys()])].sort()) {
+    if (handled.some((other) => isWithin(other, path))) continue;
+    const was = before.get(path)?.entry ?? { kind: 'absent' };
+    const is = current.get(path) ?? seen(path, now);
+    if (same(was, is.entry)) continue;
+    // A removal shows in the directory's ctime, anything else in the entry's own.
+    const changedAt = is.entry.kind === 'absent' ? seen(dirname(path), now).ctimeMs : is.ctimeMs;
+    if (changedAt < since) continue; // the user's change, made before any running command started
+    try {
+      put(path, was);
+      restored.push(path);
+    } catch {
+      restored.push(`${path} (could not be restored)`);
+    }
+  }
+  return restored;
+}
+
+/** A new repository keeps git's own settings and no hook that runs; returns what was taken out. */
+function cleanNew(gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): string[] {
+  const removed: string[] = [];
+  for (const name of ['config', 'config.worktree']) {
+    const path = join(gitDir, name);
+    const s = seen(path, now);
+    if (s.entry.kind === 'absent' || movedHere(s, movedFiles)) continue;
+    const text = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES ? s.entry.content.toString('utf8') : '';
+    const filtered = filterRepositoryConfig(text, gitDir, roots);
+    const readable = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES;
+    if (readable && filtered.dropped.length === 0) continue;
+    put(path, { kind: 'file', mode: 0o644, signature: '', content: Buffer.from(filtered.text) });
+    removed.push(`${path} (${readable ? [...new Set(filtered.dropped)].join(', ') : 'not a readable config file'})`);
+  }
+  const hooks = join(gitDir, 'hooks');
+  const kind = seen(hooks, now).entry.kind;
+  if (kind !== 'absent' && kind !== 'dir') {
+    put(hooks, { kind: 'dir', mode: 0o755 });
+    removed.push(hooks);
+  } else if (kind === 'dir') {
+    for (const child of listing(hooks, now) ?? []) {
+      const path = join(hooks, child.name);
+      if (isSample(child.name) && child.kind === 'file') continue;
+      if (movedHere(seen(path, now), movedFiles)) continue;
+      put(path, { kind: 'absent' });
+      removed.push(path);
+    }
+  }
+  return removed;
+}
+
+/** The tool result's lines for a report; empty when nothing was found. */
+export function censusNotes(report: CensusReport): string[] {
+  const notes: string[] = [];
+  if (report.removed.length > 0) {
+    notes.push(`[git repositories new since the last command had hooks or settings that run programs, which have been removed: ${report.removed.join(', ')}]`);
+  }
+  if (report.truncated) notes.push(`[more than ${MAX_DIRECTORIES} directories under the allowed paths: git repositories deeper in the tree were not checked]`);
+  return notes;
+}
+
+/** For the README's cost figures and the bench: forget every cached listing and census. */
+export function forgetCensuses(): void {
+  censuses.clear();
+  listings.clear();
+  contents.clear();
+}
