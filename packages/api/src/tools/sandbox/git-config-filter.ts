@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
+import { isWithin, resolveReal } from './paths.js';
 
 /*
  * The config of a repository a command made (`git init`, `git clone`, or an interpreter laying out
@@ -92,8 +93,17 @@ function kept(section: string, sub: string | undefined, key: string, value: stri
   if (sub !== undefined) return SUBSECTION_KEYS[section]?.has(key) === true;
   if (section === 'core' && key === 'worktree') {
     if (isAbsolute(value) || value.startsWith('~')) return false;
-    const target = resolve(gitDir, value);
-    return roots.some((root) => target === root || target.startsWith(`${root}/`));
+    // As the kernel resolves it: a link inside the allowed paths may lead out of them.
+    const target = realOrUndefined(`${gitDir}/${value}`);
+    return target !== undefined && roots.some((root) => isWithin(root, target));
   }
   return PLAIN_KEYS.has(`${section}.${key}`);
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return resolveReal(path);
+  } catch {
+    return undefined;
+  }
 }

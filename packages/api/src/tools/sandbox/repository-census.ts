@@ -286,9 +286,9 @@ export class RepositoryGuard {
       const movedFiles = filesById(known);
       for (const gitDir of gitDirs) {
         const before = known.get(gitDir);
-        if (before === undefined) removed.push(...cleanNew(gitDir, movedFiles, this.sandbox.roots, now));
-        else restored.push(...putBack(gitDir, before, handled, since, now));
-        known.set(gitDir, protectedOf(gitDir, Date.now()));
+        const undone = before === undefined ? cleanNew(gitDir, movedFiles, this.sandbox.roots, now) : putBack(gitDir, before, handled, since, now);
+        (before === undefined ? removed : restored).push(...undone.paths);
+        known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(gitDir, Date.now()));
       }
       // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
       for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
@@ -312,7 +312,13 @@ function filesById(known: Census['repositories']): Map<string, Buffer> {
 const movedHere = (s: Seen, movedFiles: ReadonlyMap<string, Buffer>): boolean =>
   s.id !== undefined && s.entry.kind === 'file' && s.entry.content !== undefined && movedFiles.get(s.id)?.equals(s.entry.content) === true;
 
-function putBack(gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): string[] {
+/** What a repository's check undid, and its protected files as they were found. */
+interface Undone {
+  paths: string[];
+  current: Map<string, Seen>;
+}
+
+function putBack(gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): Undone {
   const restored: string[] = [];
   const current = protectedOf(gitDir, now);
   for (const path of [...new Set([...before.keys(), ...current.keys()])].sort()) {
@@ -330,12 +336,13 @@ function putBack(gitDir: string, before: Map<string, Seen>, handled: readonly st
       restored.push(`${path} (could not be restored)`);
     }
   }
-  return restored;
+  return { paths: restored, current };
 }
 
 /** A new repository keeps git's own settings and no hook that runs; returns what was taken out. */
-function cleanNew(gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): string[] {
+function cleanNew(gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): Undone {
   const removed: string[] = [];
+  const current = protectedOf(gitDir, now);
   for (const name of ['config', 'config.worktree']) {
     const path = join(gitDir, name);
     const s = seen(path, now);
@@ -361,7 +368,7 @@ function cleanNew(gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots
       removed.push(path);
     }
   }
-  return removed;
+  return { paths: removed, current };
 }
 
 /** The tool result's lines for a report; empty when nothing was found. */
