@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readRegularFileSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
@@ -42,29 +42,63 @@ interface Child {
   kind: Kind;
 }
 
-const listings = new Map<string, { stamp: string; children: Child[] }>();
+/** What the walk needs of a directory, worked out once per listing read. */
+interface Shape {
+  /** Subdirectories to walk (not links; not the `objects` of a git directory). */
+  subdirs: string[];
+  /** The kind of its `.git` entry, if it has one. */
+  dotGit?: Kind;
+  /** Laid out as a git directory: `HEAD` with `objects` or `commondir`. */
+  laidOut: boolean;
+}
+
+/** A directory's identity and times: a listing is kept while they stay the same. */
+interface Stamp {
+  dev: number;
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+const sameStamp = (a: Stamp, b: Stamp): boolean => a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
+
+const listings = new Map<string, { stamp: Stamp; children: Child[]; shape?: Shape }>();
 
 const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
   entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
 
-/** A directory's entries, from the cache while its stat is unchanged (and old enough to trust). */
-function listing(dir: string, now: number): Child[] | undefined {
-  const stats = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+/**
+ * A directory's entries, from the cache while its stat is unchanged (and old enough to trust).
+ * The plain (not bigint) stat: microsecond times are enough beside the tick, and it costs less.
+ */
+function listed(dir: string, now: number): { stamp: Stamp; children: Child[]; shape?: Shape } | undefined {
+  const stats = lstatSync(dir, { throwIfNoEntry: false });
   if (stats === undefined || !stats.isDirectory()) return undefined;
-  const stamp = `${stats.dev}:${stats.ino}:${stats.mtimeNs}:${stats.ctimeNs}`;
   const cached = listings.get(dir);
-  if (cached?.stamp === stamp) return cached.children;
+  if (cached !== undefined && sameStamp(cached.stamp, stats)) return cached;
+  const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
   let children: Child[];
   try {
     children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
   } catch {
     return undefined;
   }
-  if (Number(stats.ctimeNs / 1_000_000n) < now - CLOCK_TICK_MS) {
+  const fresh = { stamp, children };
+  if (stats.ctimeMs < now - CLOCK_TICK_MS) {
     if (listings.size >= MAX_CACHED_LISTINGS) listings.clear();
-    listings.set(dir, { stamp, children });
+    listings.set(dir, fresh);
   }
-  return children;
+  return fresh;
+}
+
+const listing = (dir: string, now: number): Child[] | undefined => listed(dir, now)?.children;
+
+function shapeOf(dir: string, children: readonly Child[]): Shape {
+  const kinds = new Map(children.map((child) => [child.name, child.kind]));
+  const laidOut = kinds.get('HEAD') === 'file' && (kinds.get('objects') === 'dir' || kinds.get('commondir') === 'file');
+  const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => join(dir, child.name));
+  const dotGit = kinds.get('.git');
+  return { subdirs, laidOut, ...(dotGit === undefined ? {} : { dotGit }) };
 }
 
 /** A protected path as it is now, with what tells when and what it became. */
@@ -78,16 +112,18 @@ interface Seen {
 const contents = new Map<string, { stamp: string; content: Buffer }>();
 const MAX_CACHED_CONTENT = 2000;
 
+const ABSENT: Seen = { entry: { kind: 'absent' }, ctimeMs: 0 };
+
 function seen(path: string, now: number): Seen {
-  const stats = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-  if (stats === undefined) return { entry: { kind: 'absent' }, ctimeMs: 0 };
-  const ctimeMs = Number(stats.ctimeNs / 1_000_000n);
-  const mode = Number(stats.mode) & 0o7777;
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  if (stats === undefined) return ABSENT;
+  const { ctimeMs } = stats;
+  const mode = stats.mode & 0o7777;
   if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(path) }, ctimeMs };
   if (stats.isDirectory()) return { entry: { kind: 'dir', mode }, ctimeMs };
   const id = `${stats.dev}:${stats.ino}`;
-  const stamp = `${id}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
-  if (!stats.isFile() || stats.size > BigInt(MAX_KEPT_BYTES)) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+  const stamp = `${id}:${stats.size}:${stats.mtimeMs}:${ctimeMs}`;
+  if (!stats.isFile() || stats.size > MAX_KEPT_BYTES) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
   const cached = contents.get(path);
   if (cached?.stamp === stamp) return { entry: { kind: 'file', mode, signature: stamp, content: cached.content }, ctimeMs, id };
   const read = readRegularFileWithStatsSync(path, MAX_KEPT_BYTES, true);
@@ -107,8 +143,11 @@ const isSample = (name: string): boolean => name.endsWith('.sample');
  * renaming one into place is a new hook).
  */
 function protectedOf(gitDir: string, now: number): Map<string, Seen> {
+  // The git directory's listing (kept while its stat is unchanged) says which exist: making one
+  // changes the directory; only those there are looked at, since a write in place does not.
+  const present = new Set((listing(gitDir, now) ?? []).map((child) => child.name));
   const found = new Map<string, Seen>();
-  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), seen(join(gitDir, name), now));
+  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), present.has(name) ? seen(join(gitDir, name), now) : ABSENT);
   const hooks = join(gitDir, 'hooks');
   if (found.get(hooks)?.entry.kind === 'dir') {
     for (const child of listing(hooks, now) ?? []) if (!isSample(child.name)) found.set(join(hooks, child.name), seen(join(hooks, child.name), now));
@@ -126,6 +165,7 @@ const realPathOf = (path: string): string | undefined => {
 
 /** The directory a `gitdir:` file or a `commondir` file names, relative to `base`. */
 function named(file: string, base: string, gitdirLine: boolean): string | undefined {
+  if (lstatSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
   const text = readRegularFileSync(file, MAX_SMALL_FILE_BYTES)?.toString('utf8');
   if (text === undefined) return undefined;
   const value = gitdirLine ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : text.trim();
@@ -159,7 +199,15 @@ async function breathe(last: { at: number }): Promise<void> {
  * directories are not followed by the walk; a `.git` file or link is, to a real path inside the
  * allowed paths and not hidden (a `gitdir:` may name DATA_DIR, which the command cannot write).
  */
-async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<{ gitDirs: Set<string>; truncated: boolean }> {
+interface Found {
+  gitDirs: Set<string>;
+  truncated: boolean;
+  /** Directories that could not be listed (a service that is not root meets a mode the command set). */
+  unlisted: string[];
+}
+
+async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Found> {
+  const unlisted: string[] = [];
   const gitDirs = new Set<string>();
   /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
   const target = (path: string | undefined): string | undefined => {
@@ -175,21 +223,23 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<{ 
   const last = { at: performance.now() };
   let walked = 0;
   while (stack.length > 0) {
-    if (++walked > MAX_DIRECTORIES) return { gitDirs, truncated: true };
+    if (++walked > MAX_DIRECTORIES) return { gitDirs, truncated: true, unlisted };
     const dir = stack.pop() as string;
-    const children = listing(dir, now);
-    if (children === undefined) continue;
-    const names = new Map(children.map((child) => [child.name, child.kind]));
-    const laidOut = names.get('HEAD') === 'file' && (names.get('objects') === 'dir' || names.get('commondir') === 'file');
-    if (laidOut) gitDirs.add(dir);
-    for (const child of children) {
-      const path = join(dir, child.name);
-      if (child.name === '.git') {
-        if (child.kind === 'dir') gitDirs.add(path);
-        else if (child.kind === 'link') accept(path);
-        else if (child.kind === 'file') accept(named(path, dir, true));
-      } else if (child.kind === 'dir' && !(laidOut && child.name === 'objects') && !hidden(path)) stack.push(path);
+    const found = listed(dir, now);
+    if (found === undefined) {
+      if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true) unlisted.push(dir);
+      continue;
     }
+    found.shape ??= shapeOf(dir, found.children);
+    const { subdirs, dotGit, laidOut } = found.shape;
+    if (laidOut) gitDirs.add(dir);
+    if (dotGit !== undefined) {
+      const path = join(dir, '.git');
+      if (dotGit === 'dir') gitDirs.add(path);
+      else if (dotGit === 'link') accept(path);
+      else if (dotGit === 'file') accept(named(path, dir, true));
+    }
+    for (const sub of subdirs) if (!hidden(sub)) stack.push(sub);
     await breathe(last);
   }
   // What the found ones lead to: their common directory, submodules and worktrees.
@@ -202,7 +252,8 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<{ 
       queue.push({ dir: common, depth: depth + 1 });
     }
     if (depth >= MAX_NESTED_DEPTH) continue;
-    for (const nested of ['modules', 'worktrees']) {
+    const present = new Set((listing(dir, now) ?? []).map((child) => child.name));
+    for (const nested of ['modules', 'worktrees'].filter((name) => present.has(name))) {
       for (const child of listing(join(dir, nested), now) ?? []) {
         const path = join(dir, nested, child.name);
         if (child.kind === 'dir' && !gitDirs.has(path)) {
@@ -212,7 +263,7 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<{ 
       }
     }
   }
-  return { gitDirs, truncated: false };
+  return { gitDirs, truncated: false, unlisted };
 }
 
 async function takeCensus(sandbox: PathSandbox, now: number): Promise<Census> {
@@ -279,8 +330,24 @@ export class RepositoryGuard {
     try {
       const since = Math.min(...running.values()) - CLOCK_TICK_MS;
       const now = Date.now();
-      const { gitDirs, truncated } = await findGitDirectories(this.sandbox, now);
       const restored: string[] = [];
+      let found = await findGitDirectories(this.sandbox, now);
+      // A directory the command made unreadable (`chmod 0111`: git still enters it, a listing
+      // cannot) is made readable again and the walk repeated, so nothing hides below it.
+      for (let pass = 0; pass < 3 && found.unlisted.length > 0; pass++) {
+        const locked = found.unlisted.filter((dir) => seen(dir, now).ctimeMs >= since);
+        for (const dir of locked) {
+          try {
+            chmodSync(dir, (lstatSync(dir).mode & 0o7777) | 0o700);
+            restored.push(`${dir} (made readable again to look for repositories in it)`);
+          } catch {
+            restored.push(`${dir} (could not be made readable to look for repositories in it)`);
+          }
+        }
+        if (locked.length === 0) break;
+        found = await findGitDirectories(this.sandbox, now);
+      }
+      const { gitDirs, truncated } = found;
       const removed: string[] = [];
       const known = this.census.repositories;
       const movedFiles = filesById(known);
