@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { readRegularFileSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
@@ -67,12 +67,21 @@ const listings = new Map<string, { stamp: Stamp; children: Child[]; shape?: Shap
 const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
   entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
 
+/** The lstat of a path, or undefined when it is missing or cannot be reached (EACCES on the way). */
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A directory's entries, from the cache while its stat is unchanged (and old enough to trust).
  * The plain (not bigint) stat: microsecond times are enough beside the tick, and it costs less.
  */
 function listed(dir: string, now: number): { stamp: Stamp; children: Child[]; shape?: Shape } | undefined {
-  const stats = lstatSync(dir, { throwIfNoEntry: false });
+  const stats = lstatOrUndefined(dir);
   if (stats === undefined || !stats.isDirectory()) return undefined;
   const cached = listings.get(dir);
   if (cached !== undefined && sameStamp(cached.stamp, stats)) return cached;
@@ -115,7 +124,7 @@ const MAX_CACHED_CONTENT = 2000;
 const ABSENT: Seen = { entry: { kind: 'absent' }, ctimeMs: 0 };
 
 function seen(path: string, now: number): Seen {
-  const stats = lstatSync(path, { throwIfNoEntry: false });
+  const stats = lstatOrUndefined(path);
   if (stats === undefined) return ABSENT;
   const { ctimeMs } = stats;
   const mode = stats.mode & 0o7777;
@@ -165,7 +174,7 @@ const realPathOf = (path: string): string | undefined => {
 
 /** The directory a `gitdir:` file or a `commondir` file names, relative to `base`. */
 function named(file: string, base: string, gitdirLine: boolean): string | undefined {
-  if (lstatSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
+  if (lstatOrUndefined(file) === undefined) return undefined;
   const text = readRegularFileSync(file, MAX_SMALL_FILE_BYTES)?.toString('utf8');
   if (text === undefined) return undefined;
   const value = gitdirLine ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : text.trim();
@@ -212,7 +221,7 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Fo
   /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
   const target = (path: string | undefined): string | undefined => {
     const real = path === undefined ? undefined : realPathOf(path);
-    return real !== undefined && sandbox.contains(real) && lstatSync(real, { throwIfNoEntry: false })?.isDirectory() === true ? real : undefined;
+    return real !== undefined && sandbox.contains(real) && lstatOrUndefined(real)?.isDirectory() === true ? real : undefined;
   };
   const accept = (path: string | undefined): void => {
     const real = target(path);
@@ -227,7 +236,7 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Fo
     const dir = stack.pop() as string;
     const found = listed(dir, now);
     if (found === undefined) {
-      if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true) unlisted.push(dir);
+      if (lstatOrUndefined(dir)?.isDirectory() === true) unlisted.push(dir);
       continue;
     }
     found.shape ??= shapeOf(dir, found.children);
@@ -353,9 +362,14 @@ export class RepositoryGuard {
       const movedFiles = filesById(known);
       for (const gitDir of gitDirs) {
         const before = known.get(gitDir);
-        const undone = before === undefined ? cleanNew(gitDir, movedFiles, this.sandbox.roots, now) : putBack(gitDir, before, handled, since, now);
-        (before === undefined ? removed : restored).push(...undone.paths);
-        known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(gitDir, Date.now()));
+        try {
+          const undone = before === undefined ? cleanNew(gitDir, movedFiles, this.sandbox.roots, now) : putBack(gitDir, before, handled, since, now);
+          (before === undefined ? removed : restored).push(...undone.paths);
+          known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(gitDir, Date.now()));
+        } catch (error) {
+          // Fails the call rather than pass in silence; a new repository stays new for the next check.
+          (before === undefined ? removed : restored).push(`${gitDir} (could not be checked: ${(error as Error).message})`);
+        }
       }
       // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
       for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
