@@ -9,6 +9,9 @@ import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
 import { interleavedMediansMs, overhead, type Bench } from './harness.js';
+import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
+
+const gitlinks = new GitlinkGuard();
 
 const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings => ({
   toolTimeoutSeconds: 60,
@@ -26,7 +29,7 @@ const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings
 });
 
 function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork = false): ToolContext {
-  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled, sandboxNetwork), signal: new AbortController().signal };
+  return { workingDir: root, sandbox: new PathSandbox([root]), gitlinks, settings: settings(sandboxEnabled, sandboxNetwork), signal: new AbortController().signal };
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */

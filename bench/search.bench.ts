@@ -13,6 +13,9 @@ import { findExecutable } from '../packages/api/src/tools/search/select.js';
 import type { ToolContext } from '../packages/api/src/tools/tool.js';
 import { createWorkerPool, siblingModule } from '../packages/api/src/util/worker-pool.js';
 import { interleavedMediansMs, medianMs, result, type Bench } from './harness.js';
+import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
+
+const gitlinks = new GitlinkGuard();
 
 const FILES = 30_000;
 const PER_DIR = 100;
@@ -66,7 +69,7 @@ function contextFor(root: string): ToolContext {
   const env = join(root, '.env');
   if (!existsSync(env)) writeFileSync(env, 'LOG_LEVEL=info\n');
   const sandbox = new PathSandbox([root], [env], [env, join(root, 'data')]);
-  return { workingDir: root, sandbox, settings, signal: new AbortController().signal };
+  return { workingDir: root, sandbox, gitlinks, settings, signal: new AbortController().signal };
 }
 
 const grepWith = (backend: SearchBackend, context: ToolContext) => async () => {

@@ -15,6 +15,7 @@ import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
 import { detectSandbox } from './tools/sandbox/launcher.js';
 import { hostNetworkWarning } from './tools/sandbox/network-reach.js';
+import { GitlinkGuard } from './tools/sandbox/gitlink-guard.js';
 import { PathSandbox } from './tools/sandbox/paths.js';
 import { addressFilter, showAddresses, type AddressFilter } from './util/address-hiding.js';
 import { asDatabaseUnavailable } from './db/unavailable.js';
@@ -72,8 +73,8 @@ export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>,
 const addressFilterFor = (settings: Settings): AddressFilter =>
   settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
 
-/** The engine, its model client and its tools report what they do into `metrics`. */
-export function createEngine(settings: Settings, model: ModelClient, startDir: string, metrics: ServiceMetrics, runtime?: RuntimeInfoSource): AgentEngine {
+/** The engine, its model client and its tools report what they do into `metrics`; `gitlinks` is the service's one guard. */
+export function createEngine(settings: Settings, model: ModelClient, startDir: string, metrics: ServiceMetrics, gitlinks: GitlinkGuard, runtime?: RuntimeInfoSource): AgentEngine {
   const envFile = join(startDir, '.env');
   const deps: EngineDeps = {
     model: observeModel(model, metrics),
@@ -83,6 +84,7 @@ export function createEngine(settings: Settings, model: ModelClient, startDir: s
     // Nor the approval rules, read at start-up too: rewritten, they would let the next start run
     // unasked whatever the run chose.
     sandbox: new PathSandbox(settings.allowedPaths, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir)),
+    gitlinks,
     toolSettings: settings,
     limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,
@@ -145,7 +147,9 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       onRetry: (error, attempt, delayMs, callLog) => (callLog ?? log).warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
     });
   const metrics = new ServiceMetrics();
-  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, runtime);
+  // One for the service's life: what it remembers of the gitlinks it took out must outlive each run.
+  const gitlinks = new GitlinkGuard();
+  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, gitlinks, runtime);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,
@@ -232,6 +236,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     async close() {
       await runSweeper.stop();
       await runs.close();
+      await gitlinks.close();
       stopCountingQueued();
       await sweeper.stop();
       await runtime.stop();

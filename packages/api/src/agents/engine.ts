@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
+import type { GitlinkGuard } from '../tools/sandbox/gitlink-guard.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { ApprovalGate, Tool, ToolSettings } from '../tools/tool.js';
@@ -25,6 +26,8 @@ export interface EngineDeps {
   /** Every tool the service has, by name; each agent gets its own subset. */
   tools: ReadonlyMap<string, Tool>;
   sandbox: PathSandbox;
+  /** The service's one gitlink guard, built at start-up. */
+  gitlinks: GitlinkGuard;
   toolSettings: ToolSettings;
   limits: RunLimits;
   /** Relative working directories (`.`) are taken from here: the service's start directory. */
@@ -156,6 +159,7 @@ export class AgentEngine {
       toolContext: {
         workingDir,
         sandbox: this.deps.sandbox,
+        gitlinks: this.deps.gitlinks,
         settings: this.deps.toolSettings,
         signal: options.signal,
         approval: { rules: this.rules, ...(options.approvalGate ? { gate: options.approvalGate } : {}) },

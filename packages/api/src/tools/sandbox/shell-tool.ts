@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
-import { GitlinkGuard, gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
+import { gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
@@ -107,7 +107,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const snapshot = ProtectedSnapshot.take(protectedPathsFor(context, checked.cwd));
   // bash_readonly cannot write an index: only bash is checked for new gitlinks.
-  const gitlinks = tool === 'bash' ? GitlinkGuard.take(checked.cwd, context.sandbox) : undefined;
+  const gitlinks = tool === 'bash' ? await context.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
   let result: RunResult;
   let restored: string[];
   let gitlinkReport: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };
@@ -126,7 +126,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   } finally {
     sandbox.launcher?.dispose();
     restored = snapshot.restore();
-    if (gitlinks !== undefined) gitlinkReport = gitlinks.check();
+    if (gitlinks !== undefined) gitlinkReport = await gitlinks.check();
   }
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
   const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...gitlinkNotes(gitlinkReport)];
