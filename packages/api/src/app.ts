@@ -10,6 +10,7 @@ import { bashNetwork } from './tools/sandbox/network-reach.js';
 import { addressFilter, showAddresses } from './util/address-hiding.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
+import { CredentialFailures } from './http/credential-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
 import { forbidFraming } from './http/frame-guard.js';
 import { forbidStoring } from './http/no-store.js';
@@ -172,9 +173,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const auth = new Authenticator(settings.apiKeys);
-  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken });
+  const failures = new CredentialFailures(new AuthFailureLimiter());
+  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
-  const failures = new AuthFailureLimiter();
   const { maxMessageTokens } = settings;
   await app.register(async (scope) => {
     // Before the caller is known, so that a 401 or 429 is not stored either.
