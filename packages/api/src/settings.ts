@@ -191,6 +191,7 @@ const SPECS = {
   metricsToken: spec('METRICS_TOKEN', text, ''),
   maxConcurrentRuns: spec('MAX_CONCURRENT_RUNS', integer(1, 10_000), 4),
   maxRunsPerUser: spec('MAX_RUNS_PER_USER', integer(1, 10_000), 2),
+  maxQueuedRunsPerUser: spec('MAX_QUEUED_RUNS_PER_USER', integer(1, 1_000_000), 20),
   runRetentionHours: spec('RUN_RETENTION_HOURS', decimal(0), 168),
   runLeaseSeconds: spec('RUN_LEASE_SECONDS', decimal(1, 3600), 30),
   allowedHosts: spec('ALLOWED_HOSTS', list, [] as string[]),
