@@ -16,6 +16,8 @@ export function isAddressOrRange(entry: string): boolean {
 export function addressRanges(entries: readonly string[]): AddressTest {
   const ranges = entries.map(rangeOf);
   return (address) => {
+    // A socket already closed has no address (Node gives undefined, whatever the type says).
+    if (typeof address !== 'string') return false;
     const bare = address.split('%')[0]!;
     if (!ipaddr.isValid(bare)) return false;
     const parsed = ipaddr.process(bare);
