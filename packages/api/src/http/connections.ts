@@ -6,6 +6,35 @@ import { loopbackOwners } from './loopback-owner.js';
 import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-errors.js';
 
 /**
+ * Readings of the socket tables a second at most. The kernel walks its whole connection table for
+ * each (about 2 ms of system time here), so a flood of connections each read for would hold the
+ * event loop; past the budget, loopback counts as one address again until the second is over.
+ */
+const MAX_OWNER_READINGS_PER_SECOND = 20;
+
+/** A loopback connection over the limit whose account was not looked up: refused, as loopback is over the limit. */
+const UNTOLD = `${LOOPBACK_CLIENT} untold`;
+
+/** Counts uses in one-second windows. */
+class ReadingBudget {
+  private used = 0;
+  private windowEnds = 0;
+
+  constructor(private readonly perSecond: number) {}
+
+  take(): boolean {
+    const now = performance.now();
+    if (now >= this.windowEnds) {
+      this.used = 0;
+      this.windowEnds = now + 1000;
+    }
+    if (this.used >= this.perSecond) return false;
+    this.used += 1;
+    return true;
+  }
+}
+
+/**
  * Per-connection bookkeeping on the raw HTTP server: at most `maxPerAddress` open connections
  * from one client (one client cannot hold every socket), at most `maxTotal` in all (many
  * addresses together cannot exhaust the process's memory and descriptors, which its own work
@@ -16,8 +45,9 @@ import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-err
  * loopback, so with loopback one address any process of the machine, keyless, could hold the 256
  * connections and lock every user out. The accounts are told apart (by the owners in the kernel's
  * socket tables, one reading for all the connections) only once loopback as a whole holds more
- * than the limit, so the many connections of the usual local client cost nothing; where the
- * owner cannot be told, loopback counts as one address as before. A trusted proxy's connections
+ * than the limit, so the many connections of the usual local client cost nothing, and at most
+ * MAX_OWNER_READINGS_PER_SECOND times a second; where the owner cannot be told, loopback counts
+ * as one address as before. A trusted proxy's connections
  * count only toward `maxTotal`: they carry many clients' requests, and the proxy is where a
  * client's connections can be counted.
  */
@@ -31,6 +61,7 @@ export class ConnectionGuard {
   private loopbackOpen = 0;
   private total = 0;
   private readonly longFirstLine = new WeakSet<Socket>();
+  private readonly readings = new ReadingBudget(MAX_OWNER_READINGS_PER_SECOND);
 
   constructor(
     private readonly maxPerAddress: number,
@@ -51,7 +82,9 @@ export class ConnectionGuard {
     this.total += 1;
     const client = this.clientOf(socket);
     socket.once('close', () => this.release(socket));
-    if (client !== undefined && this.add(client, 1) > this.maxPerAddress) {
+    const over = client !== undefined && this.add(client, 1) > this.maxPerAddress;
+    // Past the readings' budget a loopback connection's account is not looked up: loopback as a whole is over the limit.
+    if (over || client === UNTOLD) {
       writeRawError(socket, 429, `Too many open connections from this address (max ${this.maxPerAddress})`);
       return;
     }
@@ -71,7 +104,7 @@ export class ConnectionGuard {
     if (address === LOOPBACK_CLIENT) {
       this.loopbackOpen += 1;
       if (this.loopbackOpen <= this.maxPerAddress) this.unattributed.add(socket);
-      else client = this.attribute(socket);
+      else client = this.readings.take() ? this.attribute(socket) : UNTOLD;
     }
     this.clients.set(socket, client);
     return client;
