@@ -12,6 +12,7 @@ import { followRunEventsOver } from '../packages/api/test/support/run-events.js'
 import { startService, type ServiceProcess } from '../packages/api/test/support/service-process.js';
 import { AuthFailureLimiter } from '../packages/api/src/http/auth-failures.js';
 import { Authenticator, requireCaller } from '../packages/api/src/http/auth.js';
+import { CredentialFailures } from '../packages/api/src/http/credential-failures.js';
 import { abortOnClientGone } from '../packages/api/src/http/client-gone.js';
 import { assertMessageFits } from '../packages/api/src/http/message-limit.js';
 import { interleavedMediansMs, overhead, result, type Bench, type BenchResult } from './harness.js';
@@ -151,7 +152,7 @@ async function crossReplica(model: ScriptedModel): Promise<BenchResult | undefin
  */
 async function unrecordedRoute(t: TestApp): Promise<void> {
   await t.app.register(async (scope) => {
-    requireCaller(scope, new Authenticator(t.settings.apiKeys), new AuthFailureLimiter());
+    requireCaller(scope, new Authenticator(t.settings.apiKeys), new CredentialFailures(new AuthFailureLimiter()));
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/unrecorded/agents/run',
       { schema: { body: AgentRunRequest, response: { 200: AgentRunResponse } } },

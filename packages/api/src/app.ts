@@ -8,8 +8,10 @@ import { httpProbe, type Probe } from './health/probes.js';
 import { detectSandbox } from './tools/sandbox/launcher.js';
 import { bashNetwork } from './tools/sandbox/network-reach.js';
 import { addressFilter, showAddresses } from './util/address-hiding.js';
+import { addressRanges } from './util/ip-ranges.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
+import { CredentialFailures } from './http/credential-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
 import { forbidFraming } from './http/frame-guard.js';
 import { forbidStoring } from './http/no-store.js';
@@ -118,13 +120,17 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
   const localMode = settings.apiKeys.length === 0;
-  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress, settings.maxConnections);
+  // TRUST_PROXY: the peers whose X-Forwarded-For names the client (request.ip) for every limit and log line.
+  const trustedProxy = settings.trustProxy.length === 0 ? undefined : addressRanges(settings.trustProxy);
+  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress, settings.maxConnections, trustedProxy);
   const requestTimeoutMs = Math.round(settings.requestTimeoutSeconds * 1000);
   const app = Fastify({
     loggerInstance: deps.logger ?? createLogger(settings),
     logController: new RequestLog(),
     bodyLimit: settings.maxBodyBytes,
     return503OnClosing: true,
+    // Fastify takes the right-most address of X-Forwarded-For that is not a trusted proxy's.
+    ...(trustedProxy === undefined ? {} : { trustProxy: (address: string) => trustedProxy(address) }),
     requestTimeout: requestTimeoutMs,
     keepAliveTimeout: Math.round(settings.keepAliveTimeoutSeconds * 1000),
     // Long ids reach the routes (and get their 404) instead of the router's own error.
@@ -172,9 +178,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const auth = new Authenticator(settings.apiKeys);
-  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken });
+  const failures = new CredentialFailures(new AuthFailureLimiter());
+  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
-  const failures = new AuthFailureLimiter();
   const { maxMessageTokens } = settings;
   await app.register(async (scope) => {
     // Before the caller is known, so that a 401 or 429 is not stored either.

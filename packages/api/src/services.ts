@@ -190,6 +190,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     store: repository.runs,
     bus,
     queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
+    maxQueuedPerUser: settings.maxQueuedRunsPerUser,
     leaseMs: settings.runLeaseSeconds * 1000,
     retentionHours: settings.runRetentionHours,
     now,

@@ -110,6 +110,20 @@ export interface RunListPage {
 export interface CreateRunOptions {
   /** A run with the same user and idempotency key created at or after this instant is the same request. */
   idempotentSince: Date;
+  /**
+   * For a run stored `queued`: how many of the user's runs may be queued at once, this one
+   * included, over every process sharing the database. Past it nothing is stored and
+   * QueuedRunLimitReached is thrown.
+   */
+  maxQueued?: number;
+}
+
+/** createRun's refusal of a queued run past CreateRunOptions.maxQueued. */
+export class QueuedRunLimitReached extends Error {
+  constructor(readonly max: number) {
+    super(`The user already has ${max} queued runs`);
+    this.name = 'QueuedRunLimitReached';
+  }
 }
 
 export interface RunRepository {
@@ -120,6 +134,8 @@ export interface RunRepository {
    * An older run's key is released, so a key may be reused after the window.
    */
   createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }>;
+  /** How many of the user's runs are queued, over every process sharing the database. */
+  countQueuedRuns(userId: string): Promise<number>;
   findRun(id: string): Promise<RunRecord | undefined>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;

@@ -1,23 +1,72 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { limitedAddress } from './client-address.js';
+import type { AddressTest } from '../util/ip-ranges.js';
+import { LOOPBACK_CLIENT, limitedAddress } from './client-address.js';
+import { loopbackOwners } from './loopback-owner.js';
 import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-errors.js';
 
 /**
+ * Readings of the socket tables a second at most. The kernel walks its whole connection table for
+ * each (about 2 ms of system time here), so a flood of connections each read for would hold the
+ * event loop; past the budget, loopback counts as one address again until the second is over.
+ */
+const MAX_OWNER_READINGS_PER_SECOND = 20;
+
+/** A loopback connection over the limit whose account was not looked up: refused, as loopback is over the limit. */
+const UNTOLD = `${LOOPBACK_CLIENT} untold`;
+
+/** Counts uses in one-second windows. */
+class ReadingBudget {
+  private used = 0;
+  private windowEnds = 0;
+
+  constructor(private readonly perSecond: number) {}
+
+  take(): boolean {
+    const now = performance.now();
+    if (now >= this.windowEnds) {
+      this.used = 0;
+      this.windowEnds = now + 1000;
+    }
+    if (this.used >= this.perSecond) return false;
+    this.used += 1;
+    return true;
+  }
+}
+
+/**
  * Per-connection bookkeeping on the raw HTTP server: at most `maxPerAddress` open connections
- * from one client address (one client cannot hold every socket), at most `maxTotal` in all (many
+ * from one client (one client cannot hold every socket), at most `maxTotal` in all (many
  * addresses together cannot exhaust the process's memory and descriptors, which its own work
  * needs too), and whether a connection's first request line is too long or unfinished (so a
  * header overflow can be told apart from a long URL).
+ *
+ * A client is its address, and on loopback its local account: every account connects from
+ * loopback, so with loopback one address any process of the machine, keyless, could hold the 256
+ * connections and lock every user out. The accounts are told apart (by the owners in the kernel's
+ * socket tables, one reading for all the connections) only once loopback as a whole holds more
+ * than the limit, so the many connections of the usual local client cost nothing, and at most
+ * MAX_OWNER_READINGS_PER_SECOND times a second; where the owner cannot be told, loopback counts
+ * as one address as before. A trusted proxy's connections
+ * count only toward `maxTotal`: they carry many clients' requests, and the proxy is where a
+ * client's connections can be counted.
  */
 export class ConnectionGuard {
+  /** Open connections per client. */
   private readonly open = new Map<string, number>();
+  /** The client each open connection counts for (none: a trusted proxy's). */
+  private readonly clients = new Map<Socket, string>();
+  /** Loopback connections counted for loopback as a whole, their account not yet looked up. */
+  private readonly unattributed = new Set<Socket>();
+  private loopbackOpen = 0;
   private total = 0;
   private readonly longFirstLine = new WeakSet<Socket>();
+  private readonly readings = new ReadingBudget(MAX_OWNER_READINGS_PER_SECOND);
 
   constructor(
     private readonly maxPerAddress: number,
     private readonly maxTotal: number,
+    private readonly trustedProxy: AddressTest = () => false,
   ) {}
 
   attach(server: Server): void {
@@ -30,12 +79,12 @@ export class ConnectionGuard {
   };
 
   private accept(socket: Socket): void {
-    const address = limitedAddress(socket.remoteAddress);
-    const count = (this.open.get(address) ?? 0) + 1;
-    this.open.set(address, count);
     this.total += 1;
-    socket.once('close', () => this.release(address));
-    if (count > this.maxPerAddress) {
+    const client = this.clientOf(socket);
+    socket.once('close', () => this.release(socket));
+    const over = client !== undefined && this.add(client, 1) > this.maxPerAddress;
+    // Past the readings' budget a loopback connection's account is not looked up: loopback as a whole is over the limit.
+    if (over || client === UNTOLD) {
       writeRawError(socket, 429, `Too many open connections from this address (max ${this.maxPerAddress})`);
       return;
     }
@@ -46,11 +95,59 @@ export class ConnectionGuard {
     this.watchFirstLine(socket);
   }
 
-  private release(address: string): void {
+  /** What `socket` counts for; records it. */
+  private clientOf(socket: Socket): string | undefined {
+    const remote = socket.remoteAddress;
+    if (remote !== undefined && this.trustedProxy(remote)) return undefined;
+    const address = limitedAddress(remote);
+    let client = address;
+    if (address === LOOPBACK_CLIENT) {
+      this.loopbackOpen += 1;
+      if (this.loopbackOpen <= this.maxPerAddress) this.unattributed.add(socket);
+      else client = this.readings.take() ? this.attribute(socket) : UNTOLD;
+    }
+    this.clients.set(socket, client);
+    return client;
+  }
+
+  /**
+   * The local account of `socket`, and of every loopback connection not yet attributed, moved
+   * from loopback's count to its account's; loopback's own for a connection whose owner cannot
+   * be told.
+   */
+  private attribute(socket: Socket): string {
+    const ownerOf = loopbackOwners();
+    const accountOf = (open: Socket): string => {
+      const uid = ownerOf(open);
+      return uid === undefined ? LOOPBACK_CLIENT : `${LOOPBACK_CLIENT} uid ${uid}`;
+    };
+    for (const open of this.unattributed) {
+      const account = accountOf(open);
+      if (account === LOOPBACK_CLIENT) continue;
+      this.add(LOOPBACK_CLIENT, -1);
+      this.add(account, 1);
+      this.clients.set(open, account);
+    }
+    this.unattributed.clear();
+    return accountOf(socket);
+  }
+
+  /** Changes a client's count by `delta`; its new count. */
+  private add(client: string, delta: number): number {
+    const count = (this.open.get(client) ?? 0) + delta;
+    if (count <= 0) this.open.delete(client);
+    else this.open.set(client, count);
+    return count;
+  }
+
+  private release(socket: Socket): void {
     this.total -= 1;
-    const count = (this.open.get(address) ?? 1) - 1;
-    if (count <= 0) this.open.delete(address);
-    else this.open.set(address, count);
+    const client = this.clients.get(socket);
+    this.clients.delete(socket);
+    this.unattributed.delete(socket);
+    if (client === undefined) return;
+    if (client.startsWith(LOOPBACK_CLIENT)) this.loopbackOpen -= 1;
+    this.add(client, -1);
   }
 
   /** Removing the listener once the first line ended hands the socket back to Node's parser alone. */

@@ -371,4 +371,51 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
     const queued = await readRunEvents(address, started.at(-1)!, { headers: as('bob') });
     expect(queued.frames[0]?.data).toMatch(/^\{"event":"thinking","message":"Queued: /);
   });
+
+  describe('queued', () => {
+    let release: { promise: Promise<void>; resolve: () => void };
+    const start = async (user: keyof typeof KEYS, prompt = 'wait') => post('/runs', { agent_type: 'plan', prompt }, user);
+    const idOf = async (response: Response) => ((await response.json()) as { id: string }).id;
+    const firstFrame = async (id: string, user: keyof typeof KEYS) => (await readRunEvents(address, id, { headers: as(user), maxFrames: 1 })).frames[0]?.data;
+
+    /** One place in all, taken by a run of Ann's that waits until released. */
+    async function oneBusyPlace(env: Record<string, string> = {}): Promise<string> {
+      await t.close();
+      await boot({ MAX_CONCURRENT_RUNS: '1', ...env });
+      release = deferred();
+      model.push(scripted.chunks('busy ', scripted.until(release.promise), 'done'));
+      const busy = await idOf(await start('ann'));
+      await until(() => runOf(busy), (run) => run.status === 'running', 'the first run to start');
+      return busy;
+    }
+    afterEach(() => release.resolve());
+
+    it("runs are told how many of the caller's own runs wait ahead of them, never another user's", async () => {
+      await oneBusyPlace();
+      for (let i = 0; i < 3; i++) expect((await start('bob')).status).toBe(202);
+      const ann1 = await idOf(await start('ann'));
+      const ann2 = await idOf(await start('ann'));
+      expect(await firstFrame(ann1, 'ann')).toBe('{"event":"thinking","message":"Queued: none of your runs ahead of this one, waiting for a free place"}');
+      expect(await firstFrame(ann2, 'ann')).toBe('{"event":"thinking","message":"Queued: 1 of your runs ahead of this one, waiting for a free place"}');
+    });
+
+    it('are at most MAX_QUEUED_RUNS_PER_USER of one user: one more gets 429, and other users still queue', async () => {
+      await oneBusyPlace({ MAX_QUEUED_RUNS_PER_USER: '2' });
+      const queued = [await idOf(await start('ann')), await idOf(await start('ann'))];
+      const refused = await start('ann');
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toEqual({ detail: 'Too many queued runs (max 2): wait for one to start or cancel one' });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await (await get('/runs?status=queued')).json()) as { total: number }).toMatchObject({ total: 2 });
+      // A conversation turn is refused before its message is stored.
+      const conversation = (await (await post('/conversations/', { agent_type: 'plan' })).json()) as { id: string };
+      expect((await post(`/conversations/${conversation.id}/runs`, { content: 'not stored' })).status).toBe(429);
+      expect(((await (await get(`/conversations/${conversation.id}`)).json()) as { messages: unknown[] }).messages).toEqual([]);
+      // Bob is not held up by Ann's queue.
+      expect((await start('bob')).status).toBe(202);
+      // A cancelled run makes room again.
+      expect((await post(`/runs/${queued[0]!}/cancel`, {})).ok).toBe(true);
+      expect((await start('ann')).status).toBe(202);
+    });
+  });
 });

@@ -50,7 +50,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
           'The run is stored like those of POST /runs; its id is in the `X-Run-Id` header. Closing the connection cancels it.',
         ].join(' '),
         body: AgentRunRequest,
-        response: { 200: AgentRunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 503: ErrorResponse },
+        response: { 200: AgentRunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) => {
@@ -82,6 +82,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
           400: ErrorResponse,
           413: ErrorResponse,
           422: ValidationErrorResponse,
+          429: ErrorResponse,
           503: ErrorResponse,
         },
       },

@@ -35,7 +35,7 @@ export interface TurnRoutesOptions {
 
 const tags = ['conversations'];
 const security = [{ ApiKey: [] }];
-const turnErrors = { 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 503: ErrorResponse };
+const turnErrors = { 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse };
 
 interface TurnStart {
   conversationId: string;
@@ -55,6 +55,7 @@ interface TurnStart {
 async function startTurn({ turns, runs, approvals }: TurnRoutesOptions, start: TurnStart): Promise<{ run: RunRecord; created: boolean }> {
   // Refused before the user message is stored: a turn that cannot run leaves no trace.
   if (runs.isDraining) throw new ShuttingDownError();
+  await runs.checkQueueRoom(start.userId);
   // A retry is answered before the user message would be stored a second time.
   const earlier = await runs.repeated(start.userId, start.idempotency);
   if (earlier) return { run: earlier, created: false };

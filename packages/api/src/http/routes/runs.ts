@@ -49,7 +49,7 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
         body: StartRunRequest,
         headers: IdempotencyHeaders,
         // 422 is the validation shape, or a detail string for a reused Idempotency-Key.
-        response: { 200: RunResponse, 202: RunResponse, 400: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse), 503: ErrorResponse },
+        response: { 200: RunResponse, 202: RunResponse, 400: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse), 429: ErrorResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) => {
