@@ -8,12 +8,14 @@ import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-err
 /**
  * Readings of the socket tables a second at most. The kernel walks its whole connection table for
  * each (about 2 ms of system time here), so a flood of connections each read for would hold the
- * event loop; past the budget, loopback counts as one address again until the second is over.
+ * event loop. Past the budget a loopback connection is let in unjudged and judged by the next
+ * reading, with every other one waiting: refusing it instead would let one account, opening
+ * connections faster than the budget, lock every other account out.
  */
 const MAX_OWNER_READINGS_PER_SECOND = 20;
 
-/** A loopback connection over the limit whose account was not looked up: refused, as loopback is over the limit. */
-const UNTOLD = `${LOOPBACK_CLIENT} untold`;
+/** A loopback connection over the limit, let in before its account is looked up (it counts toward no client yet). */
+const UNJUDGED = `${LOOPBACK_CLIENT} unjudged`;
 
 /** Counts uses in one-second windows. */
 class ReadingBudget {
@@ -32,6 +34,11 @@ class ReadingBudget {
     this.used += 1;
     return true;
   }
+
+  /** Milliseconds until the next use can be taken. */
+  wait(): number {
+    return this.used < this.perSecond ? 0 : Math.max(0, this.windowEnds - performance.now());
+  }
 }
 
 /**
@@ -46,9 +53,9 @@ class ReadingBudget {
  * connections and lock every user out. The accounts are told apart (by the owners in the kernel's
  * socket tables, one reading for all the connections) only once loopback as a whole holds more
  * than the limit, so the many connections of the usual local client cost nothing, and at most
- * MAX_OWNER_READINGS_PER_SECOND times a second; where the owner cannot be told, loopback counts
- * as one address as before. A trusted proxy's connections
- * count only toward `maxTotal`: they carry many clients' requests, and the proxy is where a
+ * MAX_OWNER_READINGS_PER_SECOND times a second (past that, a connection is judged, and closed if
+ * over its account's limit, by the next reading); where the owner cannot be told, loopback counts
+ * as one address as before. A trusted proxy's connections count only toward `maxTotal`: they carry many clients' requests, and the proxy is where a
  * client's connections can be counted.
  */
 export class ConnectionGuard {
@@ -58,6 +65,9 @@ export class ConnectionGuard {
   private readonly clients = new Map<Socket, string>();
   /** Loopback connections counted for loopback as a whole, their account not yet looked up. */
   private readonly unattributed = new Set<Socket>();
+  /** Loopback connections let in over the limit, waiting for the next reading to judge them. */
+  private readonly unjudged = new Set<Socket>();
+  private judging: NodeJS.Timeout | undefined;
   private loopbackOpen = 0;
   private total = 0;
   private readonly longFirstLine = new WeakSet<Socket>();
@@ -82,9 +92,8 @@ export class ConnectionGuard {
     this.total += 1;
     const client = this.clientOf(socket);
     socket.once('close', () => this.release(socket));
-    const over = client !== undefined && this.add(client, 1) > this.maxPerAddress;
-    // Past the readings' budget a loopback connection's account is not looked up: loopback as a whole is over the limit.
-    if (over || client === UNTOLD) {
+    const over = client !== undefined && client !== UNJUDGED && this.add(client, 1) > this.maxPerAddress;
+    if (over) {
       writeRawError(socket, 429, `Too many open connections from this address (max ${this.maxPerAddress})`);
       return;
     }
@@ -104,7 +113,8 @@ export class ConnectionGuard {
     if (address === LOOPBACK_CLIENT) {
       this.loopbackOpen += 1;
       if (this.loopbackOpen <= this.maxPerAddress) this.unattributed.add(socket);
-      else client = this.readings.take() ? this.attribute(socket) : UNTOLD;
+      else if (this.readings.take()) client = this.attribute(socket);
+      else client = this.judgeLater(socket);
     }
     this.clients.set(socket, client);
     return client;
@@ -116,11 +126,7 @@ export class ConnectionGuard {
    * be told.
    */
   private attribute(socket: Socket): string {
-    const ownerOf = loopbackOwners();
-    const accountOf = (open: Socket): string => {
-      const uid = ownerOf(open);
-      return uid === undefined ? LOOPBACK_CLIENT : `${LOOPBACK_CLIENT} uid ${uid}`;
-    };
+    const accountOf = this.accounts();
     for (const open of this.unattributed) {
       const account = accountOf(open);
       if (account === LOOPBACK_CLIENT) continue;
@@ -129,7 +135,47 @@ export class ConnectionGuard {
       this.clients.set(open, account);
     }
     this.unattributed.clear();
+    this.judgeWaiting(accountOf);
     return accountOf(socket);
+  }
+
+  /** One reading of the socket tables: the client each loopback connection counts for. */
+  private accounts(): (socket: Socket) => string {
+    const ownerOf = loopbackOwners();
+    return (open) => {
+      const uid = ownerOf(open);
+      return uid === undefined ? LOOPBACK_CLIENT : `${LOOPBACK_CLIENT} uid ${uid}`;
+    };
+  }
+
+  private judgeLater(socket: Socket): string {
+    this.unjudged.add(socket);
+    this.scheduleJudging();
+    return UNJUDGED;
+  }
+
+  /** One timer for all the waiting connections, at the next reading the budget allows. */
+  private scheduleJudging(): void {
+    this.judging ??= setTimeout(() => {
+      this.judging = undefined;
+      if (this.unjudged.size === 0) return;
+      if (this.readings.take()) this.judgeWaiting(this.accounts());
+      else this.scheduleJudging();
+    }, this.readings.wait() + 1);
+    this.judging.unref();
+  }
+
+  /**
+   * Each waiting connection counted for its account; one over its account's limit is closed
+   * (its requests may have begun, so no answer can be written into it).
+   */
+  private judgeWaiting(accountOf: (socket: Socket) => string): void {
+    for (const socket of this.unjudged) {
+      const account = accountOf(socket);
+      this.clients.set(socket, account);
+      if (this.add(account, 1) > this.maxPerAddress) socket.destroy();
+    }
+    this.unjudged.clear();
   }
 
   /** Changes a client's count by `delta`; its new count. */
@@ -147,6 +193,7 @@ export class ConnectionGuard {
     this.unattributed.delete(socket);
     if (client === undefined) return;
     if (client.startsWith(LOOPBACK_CLIENT)) this.loopbackOpen -= 1;
+    if (this.unjudged.delete(socket)) return;
     this.add(client, -1);
   }
 

@@ -128,6 +128,45 @@ describe('connections from loopback', () => {
   });
 });
 
+describe('connections from loopback, while another account floods them', () => {
+  it.runIf(canActAsAnotherAccount)('let this account in even when the flood spends every reading of the socket tables, and close the flood (needs root)', async () => {
+    const base = await listening({ MAX_CONNECTIONS_PER_ADDRESS: '8' });
+    const { hostname, port } = new URL(base);
+    // Far more connections over the limit than the readings a second allow (20): without a
+    // reading left, this account's connection used to be refused with the flood's.
+    const other = pythonAsAnotherAccount(
+      [
+        'import socket, sys',
+        `address = (${JSON.stringify(hostname)}, ${port})`,
+        'held = [socket.create_connection(address) for _ in range(8)]',
+        'extra = [socket.create_connection(address) for _ in range(60)]',
+        'print("flooded", flush=True)',
+        'sys.stdin.readline()',
+        'closed = 0',
+        'for s in extra:',
+        '    s.settimeout(5)',
+        '    try:',
+        '        while s.recv(4096): pass',
+        '        closed += 1',
+        '    except OSError:',
+        '        closed += 1',
+        'print(closed, flush=True)',
+        'sys.stdin.read()',
+      ].join('\n'),
+    );
+    try {
+      expect(await nextLine(other)).toBe('flooded');
+      expect((await send(base, { path: '/' })).status).toBe(200);
+      const counted = nextLine(other);
+      other.stdin!.write('count\n');
+      // Every connection past the other account's limit is refused or, judged later, closed.
+      expect(await counted).toBe('60');
+    } finally {
+      other.stdin!.end();
+    }
+  });
+});
+
 describe('connections from a trusted proxy (TRUST_PROXY)', () => {
   it('count only toward MAX_CONNECTIONS: they carry many clients', async () => {
     const base = await listening({ TRUST_PROXY: '127.0.0.1', MAX_CONNECTIONS_PER_ADDRESS: '3', MAX_CONNECTIONS: '6' });
