@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+
+/**
+ * A run's `bash` renames its working directory and puts something else at its path: a link to a
+ * directory outside, another real directory, or a link in place of a directory above it. What the
+ * path leads to afterwards is not the run's: its changes must show nothing of it and a revert
+ * must leave it as it is, byte for byte.
+ */
+
+let model: ScriptedModel;
+let t: TestApp;
+let outside: string;
+let project: string;
+
+const summary = scripted.text('Done.\n## Summary\n- Accomplished: tidy\n- Files modified: a.txt\n- Commands run: mv\n- Issues: none');
+
+/** Every file below `dir` with its mode and content digest: what "byte for byte unchanged" compares. */
+function fingerprint(dir: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  const walk = (at: string, prefix: string): void => {
+    for (const name of readdirSync(at).sort()) {
+      const path = join(at, name);
+      const stats = lstatSync(path);
+      const key = `${prefix}${name}`;
+      if (stats.isDirectory()) {
+        found[`${key}/`] = stats.mode.toString(8);
+        walk(path, `${key}/`);
+      } else found[key] = `${stats.mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+    }
+  };
+  walk(dir, '');
+  return found;
+}
+
+/** A run in `proj` whose one `bash` command runs `python` code there. */
+async function runPython(code: string): Promise<string> {
+  model.push(scripted.toolCalls({ name: 'bash', arguments: { command: `python3 -c "import os; ${code}"` } }), summary);
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/agents/run',
+    payload: { agent_type: 'task', prompt: 'Tidy.', mode: 'auto_accept', working_dir: 'proj' },
+  });
+  expect(response.statusCode).toBe(200);
+  return response.headers['x-run-id'] as string;
+}
+
+const changes = (id: string) => t.app.inject({ method: 'GET', url: `/runs/${id}/changes` });
+const revert = (id: string, force = false) => t.app.inject({ method: 'POST', url: `/runs/${id}/revert`, payload: { force } });
+
+describe.each(DIALECTS)('a working directory swapped by its run, on %s', (dialect) => {
+  beforeEach(async () => {
+    model = await startScriptedModel();
+    t = await createTestApp({ dialect, model: { url: model.url } });
+    project = join(t.workdir, 'proj');
+    mkdirSync(project);
+    writeFileSync(join(project, 'a.txt'), 'old\n');
+    // Outside every allowed path: a secret only the service's user may read, and a plain file.
+    outside = realpathSync(mkdtempSync(join(tmpdir(), 'mada-outside-')));
+    writeFileSync(join(outside, 'secret.txt'), 'the outside secret\n');
+    chmodSync(join(outside, 'secret.txt'), 0o600);
+    writeFileSync(join(outside, 'a.txt'), 'outside a\n');
+    mkdirSync(join(outside, 'nested'));
+    writeFileSync(join(outside, 'nested', 'b.txt'), 'outside b\n');
+  });
+  afterEach(async () => {
+    await t.close();
+    await model.close();
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  const expectNothingFromOutside = async (id: string): Promise<void> => {
+    const seen = await changes(id);
+    expect(seen.statusCode).toBe(409);
+    expect(seen.json().detail).toMatch(/^No checkpoint for this run: the snapshot at the end of the run failed: the working directory .* is no longer the one the run started in/);
+    expect(seen.body).not.toContain('secret');
+    expect(seen.body).not.toContain('outside');
+  };
+
+  it('for a link to a directory outside: its changes show nothing of it, its revert leaves it unchanged', async () => {
+    const before = fingerprint(outside);
+    const id = await runPython(`open('a.txt', 'w').write('new\\n'); os.rename('../proj', '../proj.old'); os.symlink('${outside}', '../proj')`);
+    expect(lstatSync(project).isSymbolicLink()).toBe(true);
+    await expectNothingFromOutside(id);
+    for (const force of [false, true]) {
+      const reverted = await revert(id, force);
+      expect(reverted.statusCode).toBe(409);
+      expect(reverted.body).not.toContain('secret');
+    }
+    expect(fingerprint(outside)).toEqual(before);
+    expect(readFileSync(join(t.workdir, 'proj.old', 'a.txt'), 'utf8')).toBe('new\n');
+  });
+
+  it('for another real directory made at its path: the revert leaves that one unchanged', async () => {
+    const id = await runPython(`open('a.txt', 'w').write('new\\n'); os.rename('../proj', '../proj.old'); os.mkdir('../proj'); open('../proj/c.txt', 'w').write('impostor')`);
+    const before = fingerprint(project);
+    await expectNothingFromOutside(id);
+    expect((await revert(id, true)).statusCode).toBe(409);
+    expect(fingerprint(project)).toEqual(before);
+  });
+});
