@@ -31,6 +31,7 @@ export interface RestoreSandbox {
  * contents on stdin, read from the shadow repository here (DATA_DIR stays out of the sandbox).
  */
 export async function restoreInSandbox(repo: ShadowRepo, dir: PinnedDir, before: string, paths: readonly string[], sandbox: RestoreSandbox): Promise<void> {
+  if (paths.length === 0) return;
   const entries = await treeEntries(repo, before, paths);
   const files = paths.map((path) => {
     const entry = entries.get(path);
