@@ -54,6 +54,9 @@ async function runPython(code: string, workingDir = 'proj'): Promise<string> {
 const changes = (id: string) => t.app.inject({ method: 'GET', url: `/runs/${id}/changes` });
 const revert = (id: string, force = false) => t.app.inject({ method: 'POST', url: `/runs/${id}/revert`, payload: { force } });
 
+/** Each case is one or two real runs and a sandbox start: generous on a loaded machine. */
+const SLOW = 60_000;
+
 const EDIT = `open('a.txt', 'w').write('new\\n')`;
 
 describe.each([
@@ -109,7 +112,7 @@ describe.each([
     expect((await revert(id)).json()).toEqual({ reverted: ['a.txt', 'b.txt'] });
     expect(fingerprint(project)).toEqual({ 'a.txt': expect.stringMatching(/^100644 /) });
     expect(readFileSync(join(project, 'a.txt'), 'utf8')).toBe('old\n');
-  });
+  }, SLOW);
 
   it('for a link to a directory outside: its changes show nothing of it, its revert leaves it unchanged', async () => {
     const before = fingerprint(outside);
@@ -122,7 +125,7 @@ describe.each([
     await expectNothingFromOutside(id);
     expect(answers.slice(1).map((answer) => answer.statusCode)).toEqual([409, 409]);
     expect(readFileSync(join(t.workdir, 'proj.old', 'a.txt'), 'utf8')).toBe('new\n');
-  });
+  }, SLOW);
 
   it('for another real directory made at its path: the revert leaves that one unchanged', async () => {
     const id = await runPython(`${EDIT}; os.rename('../proj', '../proj.old'); os.mkdir('../proj'); open('../proj/c.txt', 'w').write('impostor')`);
@@ -130,7 +133,7 @@ describe.each([
     await expectNothingFromOutside(id);
     expect((await revert(id, true)).statusCode).toBe(409);
     expect(fingerprint(project)).toEqual(before);
-  });
+  }, SLOW);
 
   it('for a link in place of a directory above it, to an outside directory holding one of the same name', async () => {
     rmSync(project, { recursive: true });
@@ -145,7 +148,7 @@ describe.each([
     await expectNothingFromOutside(id);
     for (const force of [false, true]) expect((await revert(id, force)).statusCode).toBe(409);
     expect(fingerprint(outside)).toEqual(before);
-  });
+  }, SLOW);
 
   it("after the run ended, by another run's bash: its changes show only what it did, its revert touches nothing", async () => {
     const id = await runPython(EDIT);
@@ -159,8 +162,7 @@ describe.each([
     expect(seen.body).not.toContain('secret');
     await expectRevertRefused(id);
     expect(readFileSync(join(t.workdir, 'proj.old', 'a.txt'), 'utf8')).toBe('new\n');
-    // Two runs: more than the default time on a loaded machine.
-  }, 60_000);
+  }, SLOW);
 
   it('after the run ended without its end snapshot (a stopped service): the late snapshot is refused', async () => {
     const id = await runPython(EDIT);
@@ -173,5 +175,5 @@ describe.each([
     await expectNothingFromOutside(id);
     expect((await revert(id, true)).statusCode).toBe(409);
     expect(fingerprint(outside)).toEqual(before);
-  });
+  }, SLOW);
 });
