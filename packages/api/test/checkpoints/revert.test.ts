@@ -170,5 +170,5 @@ describe('a revert over a working directory shaped by the run', () => {
     await raced;
 
     expect(readdirSync(outside), 'the revert made or wrote something outside the working directory').toEqual(['canary.txt']);
-  });
+  }, 60_000);
 });
