@@ -25,7 +25,7 @@ export interface RestoreSandbox {
 /**
  * restore() of revert.ts, run inside the sandbox: a revert writes on the user's behalf after the
  * run and must reach no further than the run did. The one writable directory is the run's working
- * directory, bound by the descriptor the service holds on it (`--bind-fd`), never by path; the
+ * directory, bound through the descriptor the service holds on it, never by path; the
  * rest is the system directories read-only and an empty /tmp. A mistake in a path check below it
  * can then write nowhere else. The program (restore-program.ts) gets the plan and the old
  * contents on stdin, read from the shadow repository here (DATA_DIR stays out of the sandbox).

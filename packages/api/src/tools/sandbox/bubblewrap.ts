@@ -91,7 +91,9 @@ function mountArguments(mount: Mount): string[] {
     case 'bind':
       return ['--bind', mount.source, mount.target];
     case 'bind-fd':
-      return ['--bind-fd', String(mount.fd), mount.target];
+      // Through bubblewrap's own /proc/self/fd, not `--bind-fd` (bubblewrap 0.8 and later only):
+      // it resolves the descriptor's link to the directory held, wherever its name now leads.
+      return ['--bind', `/proc/self/fd/${mount.fd}`, mount.target];
     case 'symlink':
       return ['--symlink', mount.linkTarget, mount.target];
     case 'tmpfs':
