@@ -184,6 +184,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     root: join(settings.dataDir, 'checkpoints'),
     maxFileBytes: settings.checkpointMaxFileBytes,
     excludedPaths: hiddenPathsFor(settings, options.startDir ?? process.cwd()),
+    sandbox: { enabled: settings.sandboxEnabled, memoryMb: settings.sandboxMemoryMb, maxProcesses: settings.sandboxMaxProcesses },
     log,
   });
   const runs = new RunService({

@@ -28,7 +28,8 @@ export interface SandboxAvailability {
   hostNetworkReason?: string;
 }
 
-type Usable = SandboxAvailability & { state: 'bubblewrap'; bwrapPath: string; prlimitPath: string; etc: string };
+/** A sandbox that works here: what a launcher needs. */
+export type Usable = SandboxAvailability & { state: 'bubblewrap'; bwrapPath: string; prlimitPath: string; etc: string };
 
 /** The refusal EXTENSIONS.md section 1 fixes, word for word. */
 export const sandboxUnavailableMessage = (why: string): string => `Shell tools need the sandbox (bubblewrap), which is not available: ${why}`;
