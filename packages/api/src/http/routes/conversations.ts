@@ -17,21 +17,21 @@ import {
   SaveMessagesResponse,
   ValidationErrorResponse,
 } from '@mada/protocol';
-import { assertMessageFits } from '../message-limit.js';
+import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 import { toConversationResponse, toMessageResponse, type ConversationService } from '../../conversations/service.js';
 import { streamedDetail } from '../streamed-detail.js';
 import { queryValidationError } from '../validation-error.js';
 
 export interface ConversationRoutesOptions {
   conversations: ConversationService;
-  maxMessageTokens: number;
+  messageLimits: MessageLimits;
 }
 
 const ownedErrors = { 403: ErrorResponse, 404: ErrorResponse };
 const tags = ['conversations'];
 const security = [{ ApiKey: [] }];
 
-export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions> = async (app, { conversations, maxMessageTokens }) => {
+export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions> = async (app, { conversations, messageLimits }) => {
   app.post(
     '/conversations/',
     {
@@ -143,8 +143,8 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
       },
     },
     async (request) => {
-      await assertMessageFits(request.body.user_content, maxMessageTokens);
-      await assertMessageFits(request.body.assistant_content, maxMessageTokens);
+      await assertMessageFits(request.body.user_content, messageLimits);
+      await assertMessageFits(request.body.assistant_content, messageLimits);
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
       const stored = await conversations.append(conversation, [
         { role: 'user', content: request.body.user_content },
