@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ConversationResponse } from '@mada/protocol';
 import type { OutgoingMessage } from '../conversations/service.js';
 
@@ -7,7 +8,9 @@ import type { OutgoingMessage } from '../conversations/service.js';
  * gives for their schemas (fields in schema order), but a long conversation read by several
  * clients is never held whole in memory, and a large message's content is escaped a slice at a
  * time, never on the event loop all at once. Each stream pulls more only as the client drains what
- * was sent.
+ * was sent, and gives other requests the event loop between pages and between slices: a stream
+ * pulls through promises alone, and while a fast client kept draining, one reader of a 60 MiB
+ * history held the loop for seconds at a time.
  */
 
 /** ConversationDetailResponse: the conversation's fields, then every message of `pages`. */
@@ -25,6 +28,7 @@ async function* detailChunks(head: ConversationResponse, pages: AsyncIterable<Ou
   yield `${JSON.stringify(head).slice(0, -1)},"messages":[`;
   let separator = '';
   for await (const page of pages) {
+    await nextTurn();
     for (const message of page) {
       yield separator;
       yield* messageChunks(message);
@@ -55,6 +59,9 @@ async function* messageChunks({ fields, content }: OutgoingMessage): AsyncGenera
   yield `${start}"`;
   // Slices end on whole characters, and JSON escapes each character on its own: the pieces join
   // into the escape of the whole content.
-  for await (const slice of content) yield JSON.stringify(slice).slice(1, -1);
+  for await (const slice of content) {
+    yield JSON.stringify(slice).slice(1, -1);
+    await nextTurn();
+  }
   yield `"${tail}`;
 }
