@@ -158,7 +158,7 @@ async function unrecordedRoute(t: TestApp): Promise<void> {
       { schema: { body: AgentRunRequest, response: { 200: AgentRunResponse } } },
       async (request, reply) => {
         const { agent_type, prompt, working_dir, mode } = request.body;
-        assertMessageFits(prompt, t.settings.maxMessageTokens);
+        await assertMessageFits(prompt, { tokens: t.settings.maxMessageTokens, bytes: t.settings.maxMessageBytes });
         t.engine.agent(agent_type);
         const workingDir = t.engine.workingDirectory(working_dir);
         const signal = abortOnClientGone(reply);

@@ -181,17 +181,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const failures = new CredentialFailures(new AuthFailureLimiter());
   await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
-  const { maxMessageTokens } = settings;
+  const messageLimits = { tokens: settings.maxMessageTokens, bytes: settings.maxMessageBytes };
   await app.register(async (scope) => {
     // Before the caller is known, so that a 401 or 429 is not stored either.
     forbidStoring(scope);
     requireCaller(scope, auth, failures);
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
-    await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, maxMessageTokens, filter, ...ping });
-    await scope.register(conversationRoutes, { conversations: deps.conversations, maxMessageTokens });
-    await scope.register(conversationTurnRoutes, { turns: deps.turns, runs: deps.runs, approvals: deps.approvals, maxMessageTokens, ...ping });
-    await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, ...ping });
+    await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter, ...ping });
+    await scope.register(conversationRoutes, { conversations: deps.conversations, messageLimits });
+    await scope.register(conversationTurnRoutes, { turns: deps.turns, runs: deps.runs, approvals: deps.approvals, messageLimits, ...ping });
+    await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
     await scope.register(approvalRoutes, { approvals: deps.approvals });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
   });

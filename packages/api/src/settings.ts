@@ -196,6 +196,7 @@ const SPECS = {
   runLeaseSeconds: spec('RUN_LEASE_SECONDS', decimal(1, 3600), 30),
   allowedHosts: spec('ALLOWED_HOSTS', list, [] as string[]),
   maxMessageTokens: spec('MAX_MESSAGE_TOKENS', integer(1), 32_000),
+  maxMessageBytes: spec('MAX_MESSAGE_BYTES', integer(1), 262_144),
   maxConversationsPerUser: spec('MAX_CONVERSATIONS_PER_USER', integer(1), 10_000),
   requestTimeoutSeconds: spec('REQUEST_TIMEOUT_SECONDS', decimal(0, 86_400, true), 60),
   keepAliveTimeoutSeconds: spec('KEEP_ALIVE_TIMEOUT_SECONDS', decimal(0, 86_400, true), 75),

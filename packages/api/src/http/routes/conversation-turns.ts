@@ -23,12 +23,12 @@ import { ACTIVE_RUN_STATUSES, type RunRecord } from '../../db/run-repository.js'
 import { idempotencyOf } from '../idempotency-header.js';
 import { answerStarted } from '../run-started.js';
 import { awaitRun, streamLegacyRun } from '../legacy-run.js';
-import { assertMessageFits } from '../message-limit.js';
+import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 
 export interface TurnRoutesOptions {
   turns: TurnService;
   runs: RunService;
-  maxMessageTokens: number;
+  messageLimits: MessageLimits;
   approvals: ApprovalService;
   pingIntervalMs?: number;
 }
@@ -114,7 +114,7 @@ async function turnAnswer(turns: TurnService, runs: RunService, ended: RunRecord
 }
 
 export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, options) => {
-  const { runs, maxMessageTokens, pingIntervalMs } = options;
+  const { runs, messageLimits, pingIntervalMs } = options;
   app.post(
     '/conversations/:conversation_id/runs',
     {
@@ -135,7 +135,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
     },
     async (request, reply) => {
       const { content, mode, on_ask } = request.body;
-      await assertMessageFits(content, maxMessageTokens);
+      await assertMessageFits(content, messageLimits);
       const started = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,
@@ -171,7 +171,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      await assertMessageFits(request.body.content, maxMessageTokens);
+      await assertMessageFits(request.body.content, messageLimits);
       let fresh: TurnResult | undefined;
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
@@ -218,7 +218,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      await assertMessageFits(request.body.content, maxMessageTokens);
+      await assertMessageFits(request.body.content, messageLimits);
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,
