@@ -9,6 +9,7 @@ import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
 import { interleavedMediansMs, overhead, type Bench } from './harness.js';
+import { createToolHost } from '../packages/api/src/tools/tool-host.js';
 
 const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings => ({
   toolTimeoutSeconds: 60,
@@ -25,8 +26,11 @@ const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings
   retryMaxDelay: 0,
 });
 
+/** One host for every context, as one service has: the sandbox is probed once. */
+const host = createToolHost();
+
 function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork = false): ToolContext {
-  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled, sandboxNetwork), signal: new AbortController().signal };
+  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled, sandboxNetwork), host, signal: new AbortController().signal };
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */

@@ -13,6 +13,7 @@ import { findExecutable } from '../packages/api/src/tools/search/select.js';
 import type { ToolContext } from '../packages/api/src/tools/tool.js';
 import { createWorkerPool, siblingModule } from '../packages/api/src/util/worker-pool.js';
 import { medianMs, result, type Bench } from './harness.js';
+import { createToolHost } from '../packages/api/src/tools/tool-host.js';
 
 const FILES = 30_000;
 const PER_DIR = 100;
@@ -59,7 +60,7 @@ function rawRg(rg: string, args: string[]): () => Promise<void> {
 
 function contextFor(root: string): ToolContext {
   const settings = {} as ToolContext['settings']; // search tools read no settings
-  return { workingDir: root, sandbox: new PathSandbox([root]), settings, signal: new AbortController().signal };
+  return { workingDir: root, sandbox: new PathSandbox([root]), settings, host: createToolHost(), signal: new AbortController().signal };
 }
 
 const grepWith = (backend: SearchBackend, context: ToolContext) => async () => {

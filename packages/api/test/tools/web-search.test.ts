@@ -7,6 +7,7 @@ import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
 import { webSearchTool } from '../../src/tools/web-search.js';
 import { testSettings } from './workspace.js';
+import { createToolHost } from '../../src/tools/tool-host.js';
 
 let fake: FakeSearxng;
 beforeEach(async () => {
@@ -24,6 +25,7 @@ function contextFor(settings: Partial<ToolSettings> = {}, signal = new AbortCont
     workingDir: tmpdir(),
     sandbox: new PathSandbox([tmpdir()]),
     settings: { ...testSettings, searchEngineUrl: fake.url, ...fastRetries, ...settings },
+    host: createToolHost(),
     signal,
   };
 }

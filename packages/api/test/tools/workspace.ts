@@ -5,6 +5,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
+import { createToolHost } from '../../src/tools/tool-host.js';
+
+/** One per test file, as one per service: the sandbox is probed once, not on every call. */
+const host = createToolHost();
 
 export const testSettings: ToolSettings = {
   toolTimeoutSeconds: 120,
@@ -61,6 +65,7 @@ export async function createWorkspace(): Promise<Workspace> {
       workingDir: root,
       sandbox,
       settings: { ...testSettings, ...settings },
+      host,
       signal: new AbortController().signal,
       ...rest,
     }),

@@ -12,7 +12,7 @@ import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
 import type { Tool, ToolResult, ToolSettings } from '../../../../src/tools/tool.js';
 import { writeFileTool } from '../../../../src/tools/write-file.js';
 import { testEnv } from '../support/invocations.js';
-import { createProject, testSettings, type Project } from '../support/project.js';
+import { createProject, testSettings, testToolHost, type Project } from '../support/project.js';
 
 /** Marks every process a case starts on purpose, so one left behind can be found. */
 export const MARKER = `mada-redteam-${process.pid}`;
@@ -98,6 +98,7 @@ export async function callTool(
     workingDir: arena.root,
     sandbox: arena.sandbox,
     settings: testSettings(settings),
+    host: testToolHost,
     signal: new AbortController().signal,
   });
 }
