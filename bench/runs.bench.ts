@@ -62,8 +62,8 @@ async function storedRun(t: TestApp): Promise<string> {
     { id, userId: 'local', agentType: 'plan', mode: 'default', prompt: 'long answer', workingDir: t.workdir, conversationId: null, status: 'running', now, idempotencyKey: null, requestHash: null, leaseOwner: null, leaseUntil: null },
     { idempotentSince: now },
   );
-  for (let i = 1; i < REPLAY_EVENTS; i++) await store.appendEvent(id, `{"event":"chunk","data":"token${i} "}`, now);
-  await store.appendEvent(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', endedAt: now });
+  for (let i = 1; i < REPLAY_EVENTS; i++) await store.appendActiveEvent(id, `{"event":"chunk","data":"token${i} "}`, now);
+  await store.endRun(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', error: null }, { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
   return id;
 }
 

@@ -12,6 +12,7 @@ import { interleavedMediansMs, overhead, type Bench } from './harness.js';
 import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
 
 const gitlinks = new GitlinkGuard();
+import { createToolHost } from '../packages/api/src/tools/tool-host.js';
 
 const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings => ({
   toolTimeoutSeconds: 60,
@@ -28,8 +29,11 @@ const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings
   retryMaxDelay: 0,
 });
 
+/** One host for every context, as one service has: the sandbox is probed once. */
+const host = createToolHost();
+
 function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork = false): ToolContext {
-  return { workingDir: root, sandbox: new PathSandbox([root]), gitlinks, settings: settings(sandboxEnabled, sandboxNetwork), signal: new AbortController().signal };
+  return { workingDir: root, sandbox: new PathSandbox([root]), gitlinks, settings: settings(sandboxEnabled, sandboxNetwork), host, signal: new AbortController().signal };
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */

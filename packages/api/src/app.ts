@@ -5,7 +5,8 @@ import { pino, type DestinationStream } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
-import { detectSandbox } from './tools/sandbox/launcher.js';
+import { SandboxProbes } from './tools/sandbox/launcher.js';
+import type { ToolHost } from './tools/tool-host.js';
 import { bashNetwork } from './tools/sandbox/network-reach.js';
 import { addressFilter, showAddresses } from './util/address-hiding.js';
 import { addressRanges } from './util/ip-ranges.js';
@@ -61,6 +62,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
   probes?: { dependencies?: Record<string, Probe>; facts?: () => Promise<Record<string, string>> };
+  /** What the services found of this machine; absent: the app probes the sandbox for itself. */
+  toolHost?: ToolHost;
   /** The instruments openServices made (its engine, model and tools report into them). */
   metrics?: ServiceMetrics;
 }
@@ -85,10 +88,10 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
   };
 }
 
-async function sandboxFacts(settings: Settings): Promise<Record<string, string>> {
+async function sandboxFacts(settings: Settings, probes: SandboxProbes): Promise<Record<string, string>> {
   // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false);
   // bash_network 'host' says bash reaches the host's loopback services too; 'own' that it does not.
-  const sandbox = await detectSandbox(settings);
+  const sandbox = await probes.detect(settings);
   return { sandbox: sandbox.state, bash_network: bashNetwork(settings, sandbox) };
 }
 
@@ -119,6 +122,7 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
 /** The whole HTTP application, not listening: tests inject requests, main.ts listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
+  const sandboxProbes = deps.toolHost?.sandboxes ?? new SandboxProbes();
   const localMode = settings.apiKeys.length === 0;
   // TRUST_PROXY: the peers whose X-Forwarded-For names the client (request.ip) for every limit and log line.
   const trustedProxy = settings.trustProxy.length === 0 ? undefined : addressRanges(settings.trustProxy);
@@ -173,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     version: VERSION,
     database: databaseProbe(deps.conversations),
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
-    facts: deps.probes?.facts ?? (() => sandboxFacts(settings)),
+    facts: deps.probes?.facts ?? (() => sandboxFacts(settings, sandboxProbes)),
     ...(deps.runtime === undefined ? {} : { model: () => toModelInfo(deps.runtime!.current()) }),
   });
 

@@ -66,10 +66,6 @@ export class DrizzleRepository implements ConversationRepository {
     return this.adapter.ping();
   }
 
-  async createConversation(input: NewConversation): Promise<ConversationRecord> {
-    return (await this.insertConversation(input, undefined))!;
-  }
-
   async createConversationWithin(input: NewConversation, limit: ConversationLimit): Promise<ConversationRecord | undefined> {
     try {
       return await this.insertConversation(input, limit);
@@ -85,7 +81,7 @@ export class DrizzleRepository implements ConversationRepository {
    * first creation included, where no row existed to lock beforehand); on SQLite one transaction
    * runs at a time. Over the limit, the transaction rolls back and nothing is stored.
    */
-  private insertConversation(input: NewConversation, limit: ConversationLimit | undefined): Promise<ConversationRecord> {
+  private insertConversation(input: NewConversation, limit: ConversationLimit): Promise<ConversationRecord> {
     const { conversations: c, userConversationCounts: counts } = this.t;
     return this.adapter.transaction(async (tx) => {
       const [counted] = await tx
@@ -93,12 +89,10 @@ export class DrizzleRepository implements ConversationRepository {
         .values({ userId: input.userId, count: 1 })
         .onConflictDoUpdate({ target: counts.userId, set: { count: sql`${counts.count} + 1` } })
         .returning({ n: counts.count });
-      if (limit !== undefined) {
-        const mine = eq(c.userId, input.userId);
-        // Expired but not yet swept: stored, yet no longer counted as live (as listConversations does).
-        const [expired] = limit.activeSince ? await tx.select({ n: count() }).from(c).where(and(mine, lt(c.lastActivityAt, limit.activeSince))) : [{ n: 0 }];
-        if (counted!.n - (expired?.n ?? 0) > limit.max) throw new OverLimit();
-      }
+      const mine = eq(c.userId, input.userId);
+      // Expired but not yet swept: stored, yet no longer counted as live (as listConversations does).
+      const [expired] = limit.activeSince ? await tx.select({ n: count() }).from(c).where(and(mine, lt(c.lastActivityAt, limit.activeSince))) : [{ n: 0 }];
+      if (counted!.n - (expired?.n ?? 0) > limit.max) throw new OverLimit();
       const [row] = await tx
         .insert(c)
         .values({ ...input, createdAt: input.now, updatedAt: null, lastActivityAt: input.now })
@@ -162,11 +156,6 @@ export class DrizzleRepository implements ConversationRepository {
       const stored = rows.length > 0 ? await tx.insert(m).values(rows).returning() : [];
       return { conversation, messages: stored };
     });
-  }
-
-  listMessages(conversationId: string): Promise<MessageRecord[]> {
-    const m = this.t.messages;
-    return this.adapter.run((db) => db.select().from(m).where(eq(m.conversationId, conversationId)).orderBy(asc(m.seq)));
   }
 
   messagesAfter(conversationId: string, afterSeq: number, count: number): Promise<ListedMessage[]> {

@@ -141,35 +141,6 @@ export class DrizzleRunRepository implements RunRepository {
     return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
   }
 
-  async addUsage(id: string, delta: Partial<RunUsage>): Promise<void> {
-    const r = this.t.runs;
-    const add = this.shapedStatement('usage', {}, '', () => (db) =>
-      db
-        .update(r)
-        .set({
-          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
-          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
-          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
-          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
-        })
-        .where(eq(r.id, sql.placeholder('id')))
-        .returning(),
-    );
-    await this.adapter.run((db) =>
-      add(db, { id, modelCalls: delta.modelCalls ?? 0, toolCalls: delta.toolCalls ?? 0, inputTokens: delta.inputTokens ?? 0, outputTokens: delta.outputTokens ?? 0 }),
-    );
-  }
-
-  appendEvent(
-    id: string,
-    data: string,
-    now: Date,
-    changes: RunChanges = {},
-    onlyIf?: readonly RunStatus[],
-  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
-    return this.adapter.transaction((tx) => this.append(tx, id, data, now, changes, onlyIf));
-  }
-
   appendActiveEvent(id: string, data: string, now: Date): Promise<RunEventRecord | undefined> {
     return this.adapter.transaction(async (tx) => {
       const [taken] = await this.statements.takeSeqWhileActive(tx, { id });

@@ -111,7 +111,6 @@ export interface ConversationRepository {
   /** Approvals of those runs and the users' approve_always grants. */
   readonly approvals: ApprovalRepository;
   ping(): Promise<void>;
-  createConversation(input: NewConversation): Promise<ConversationRecord>;
   /**
    * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing
    * and answers undefined). Count and insert are one step: concurrent creations for one user at
@@ -127,7 +126,6 @@ export interface ConversationRepository {
    * concurrent appends on one conversation lose nothing. Undefined when the conversation is gone.
    */
   appendMessages(conversationId: string, messages: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined>;
-  listMessages(conversationId: string): Promise<MessageRecord[]>;
   /**
    * Messages after sequence `afterSeq`, oldest first: at most `count`, and no more than fit in
    * MESSAGE_PAGE_BYTES of content (always at least one), so whole histories are read in pages of

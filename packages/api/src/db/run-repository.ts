@@ -146,31 +146,16 @@ export interface RunRepository {
    * to the run's own end, say). Undefined when the run is gone or the condition failed.
    */
   updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined>;
-  /** Adds to the usage counters. */
-  addUsage(id: string, delta: Partial<RunUsage>): Promise<void>;
   /**
-   * Stores the next event (seq = last_event_id + 1) and, in the same transaction, any `changes`
-   * (a final event and the status it implies land together). When the changes end a run of
-   * PAGED_RUN_MIN_EVENTS events or more, its frames are stored in pages too (`eventPagesAfter`). Concurrent appends get distinct,
-   * gapless seqs. With `onlyIf`, nothing is stored unless the run's status is one of those (a run
-   * ends once). Undefined when the run is gone or the condition failed.
-   */
-  appendEvent(
-    id: string,
-    data: string,
-    now: Date,
-    changes?: RunChanges,
-    onlyIf?: readonly RunStatus[],
-  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
-  /**
-   * appendEvent for an active run with no changes, the event every running run stores: the event
-   * stored, or undefined (nothing stored) when the run is gone or no longer active.
+   * Stores the next event of an active run (seq = last_event_id + 1), the event every running run
+   * stores; concurrent appends get distinct, gapless seqs. The event stored, or undefined (nothing
+   * stored) when the run is gone or no longer active.
    */
   appendActiveEvent(id: string, data: string, now: Date): Promise<RunEventRecord | undefined>;
   /**
    * Ends an active run in one statement and one transaction with its final event: the status and
-   * outcome, ended_at `now`, the lease released and `usage` added to the counters (pages stored
-   * as appendEvent does). Undefined when the run had already ended or is gone: then nothing changes.
+   * outcome, ended_at `now`, the lease released and `usage` added to the counters; a run of
+   * PAGED_RUN_MIN_EVENTS events or more gets its frames stored in pages too (`eventPagesAfter`). Undefined when the run had already ended or is gone: then nothing changes.
    */
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
   /** How many characters the events after `afterSeq` hold: what a follower at that point has yet to send. */

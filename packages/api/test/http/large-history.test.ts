@@ -69,7 +69,10 @@ describe.each(DIALECTS)('a 60 MiB history read by six clients at once on %s', (d
     const database: TestDatabase = await createTestDatabase(dialect);
     cleanups.push(() => database.drop());
     const contents = history();
-    const conversation = await database.repository.createConversation({ id: randomUUID(), userId: 'alice', agentType: 'explore', title: null, workingDir: workdir, now: new Date() });
+    const conversation = (await database.repository.createConversationWithin(
+      { id: randomUUID(), userId: 'alice', agentType: 'explore', title: null, workingDir: workdir, now: new Date() },
+      { max: 1, activeSince: null },
+    ))!;
     for (const content of contents) {
       await database.repository.appendMessages(conversation.id, [{ id: randomUUID(), role: 'user', content, tokenCount: 1 }], { now: new Date(), titleIfUnset: null });
     }

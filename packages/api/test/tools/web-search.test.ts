@@ -7,6 +7,7 @@ import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
 import { webSearchTool } from '../../src/tools/web-search.js';
 import { testGitlinkGuard, testSettings } from './workspace.js';
+import { createToolHost } from '../../src/tools/tool-host.js';
 
 let fake: FakeSearxng;
 beforeEach(async () => {
@@ -25,6 +26,7 @@ function contextFor(settings: Partial<ToolSettings> = {}, signal = new AbortCont
     sandbox: new PathSandbox([tmpdir()]),
     gitlinks: testGitlinkGuard,
     settings: { ...testSettings, searchEngineUrl: fake.url, ...fastRetries, ...settings },
+    host: createToolHost(),
     signal,
   };
 }

@@ -6,6 +6,10 @@ import { dirname, join } from 'node:path';
 import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import { GitlinkGuard } from '../../src/tools/sandbox/gitlink-guard.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
+import { createToolHost } from '../../src/tools/tool-host.js';
+
+/** One per test file, as one per service: the sandbox is probed once, not on every call. */
+const host = createToolHost();
 
 /** One guard for the tests of a file, as the service has one for its life. */
 export const testGitlinkGuard = new GitlinkGuard();
@@ -66,6 +70,7 @@ export async function createWorkspace(): Promise<Workspace> {
       sandbox,
       gitlinks: testGitlinkGuard,
       settings: { ...testSettings, ...settings },
+      host,
       signal: new AbortController().signal,
       ...rest,
     }),

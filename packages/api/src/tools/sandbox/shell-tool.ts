@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
-import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
+import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
 import { gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
@@ -90,7 +90,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     ...(tool === 'bash_readonly' ? READONLY_GIT_ENVIRONMENT : {}),
   };
   const searchPath = env.PATH as string;
-  const availability = await detectSandbox(context.settings);
+  const availability = await context.host.sandboxes.detect(context.settings);
   if (availability.state === 'unavailable') return fail(sandboxUnavailableMessage(availability.reason), { refused: true, confined: false });
   const request = shellCheckRequest(tool, params, context, searchPath);
   const locate = request.locate;

@@ -10,6 +10,7 @@ import { javascriptBackend } from '../../../src/tools/search/javascript.js';
 import type { ToolContext, ToolResult } from '../../../src/tools/tool.js';
 import { testGitlinkGuard, testSettings } from '../workspace.js';
 import { ripgrepBackend } from './backends.js';
+import { createToolHost } from '../../../src/tools/tool-host.js';
 
 /**
  * One corpus, every kind of file the backends must agree on, searched by both: the tools must give
@@ -91,6 +92,7 @@ beforeAll(async () => {
     sandbox: new PathSandbox([join(base, 'project'), join(base, 'plain')]),
     gitlinks: testGitlinkGuard,
     settings: testSettings,
+    host: createToolHost(),
     signal: new AbortController().signal,
   };
 });

@@ -7,7 +7,7 @@ import { bashTool } from '../../../../src/tools/bash.js';
 import { detectSandbox, type SandboxAvailability } from '../../../../src/tools/sandbox/launcher.js';
 import { bashNetwork, hostNetworkWarning } from '../../../../src/tools/sandbox/network-reach.js';
 import type { Project } from '../support/project.js';
-import { testGitlinkGuard, testSettings } from '../support/project.js';
+import { testGitlinkGuard, testSettings, testToolHost } from '../support/project.js';
 import { callTool, createArena, createTemplate, MARKER, type Arena } from './support.js';
 
 /*
@@ -155,6 +155,7 @@ describe('bash with SANDBOX_NETWORK=true and slirp4netns: a network of its own',
       sandbox: arena.sandbox,
       gitlinks: testGitlinkGuard,
       settings: testSettings({ sandboxNetwork: true }),
+      host: testToolHost,
       signal: controller.signal,
     });
     // The uplink is there while the command runs, so its absence afterwards means something.

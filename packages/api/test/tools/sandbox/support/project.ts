@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../../../src/tools/tool.js';
 import { testGitlinkGuard } from '../../workspace.js';
+import { createToolHost } from '../../../../src/tools/tool-host.js';
 
 /** A temp directory holding `project/` (the allowed path: a git repository) and `outside/` (not allowed). */
 export interface Project {
@@ -70,12 +71,16 @@ export const testSettings = (overrides: Partial<ToolSettings> = {}): ToolSetting
   ...overrides,
 });
 
+/** One per test file, as one per service: the sandbox is probed once, not on every call. */
+export const testToolHost = createToolHost();
+
 export function toolContext(project: Project, overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     workingDir: project.root,
     sandbox: project.sandbox,
     gitlinks: testGitlinkGuard,
     settings: testSettings(),
+    host: testToolHost,
     signal: new AbortController().signal,
     ...overrides,
   };
