@@ -27,7 +27,7 @@ async function seed(dataDir: string): Promise<string> {
   const path = join(dataDir, 'mada.db');
   const repository = await openRepository({ dialect: 'sqlite', path, url: `sqlite:///${path}` });
   const id = randomUUID();
-  await repository.createConversation({ id, userId: 'local', agentType: 'explore', workingDir: '.', title: 'long', now: new Date() });
+  await repository.createConversationWithin({ id, userId: 'local', agentType: 'explore', workingDir: '.', title: 'long', now: new Date() }, { max: 1, activeSince: null });
   const content = 'All work and no play. '.repeat(MESSAGE_CHARS / 22 + 1).slice(0, MESSAGE_CHARS);
   for (let i = 0; i < MESSAGES; i += 50) {
     const batch = Array.from({ length: 50 }, (_, j) => ({ id: randomUUID(), role: (i + j) % 2 ? 'assistant' : 'user', content, tokenCount: 25_000 }));

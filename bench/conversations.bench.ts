@@ -19,7 +19,7 @@ async function seeded(conversations: number, messages = 0) {
   let lastId = '';
   for (let i = 0; i < conversations; i++) {
     lastId = randomUUID();
-    await repository.createConversation({ id: lastId, userId: 'local', agentType: 'task', workingDir: '.', title: `c${i}`, now: new Date(start + i * 1000) });
+    await repository.createConversationWithin({ id: lastId, userId: 'local', agentType: 'task', workingDir: '.', title: `c${i}`, now: new Date(start + i * 1000) }, { max: conversations, activeSince: null });
   }
   for (let i = 0; i < messages; i += 100) {
     const batch = Array.from({ length: Math.min(100, messages - i) }, (_, j) => ({

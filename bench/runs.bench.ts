@@ -12,6 +12,7 @@ import { followRunEventsOver } from '../packages/api/test/support/run-events.js'
 import { startService, type ServiceProcess } from '../packages/api/test/support/service-process.js';
 import { AuthFailureLimiter } from '../packages/api/src/http/auth-failures.js';
 import { Authenticator, requireCaller } from '../packages/api/src/http/auth.js';
+import { CredentialFailures } from '../packages/api/src/http/credential-failures.js';
 import { abortOnClientGone } from '../packages/api/src/http/client-gone.js';
 import { assertMessageFits } from '../packages/api/src/http/message-limit.js';
 import { interleavedMediansMs, overhead, result, type Bench, type BenchResult } from './harness.js';
@@ -61,8 +62,8 @@ async function storedRun(t: TestApp): Promise<string> {
     { id, userId: 'local', agentType: 'plan', mode: 'default', prompt: 'long answer', workingDir: t.workdir, conversationId: null, status: 'running', now, idempotencyKey: null, requestHash: null, leaseOwner: null, leaseUntil: null },
     { idempotentSince: now },
   );
-  for (let i = 1; i < REPLAY_EVENTS; i++) await store.appendEvent(id, `{"event":"chunk","data":"token${i} "}`, now);
-  await store.appendEvent(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', endedAt: now });
+  for (let i = 1; i < REPLAY_EVENTS; i++) await store.appendActiveEvent(id, `{"event":"chunk","data":"token${i} "}`, now);
+  await store.endRun(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', error: null }, { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
   return id;
 }
 
@@ -151,13 +152,13 @@ async function crossReplica(model: ScriptedModel): Promise<BenchResult | undefin
  */
 async function unrecordedRoute(t: TestApp): Promise<void> {
   await t.app.register(async (scope) => {
-    requireCaller(scope, new Authenticator(t.settings.apiKeys), new AuthFailureLimiter());
+    requireCaller(scope, new Authenticator(t.settings.apiKeys), new CredentialFailures(new AuthFailureLimiter()));
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/unrecorded/agents/run',
       { schema: { body: AgentRunRequest, response: { 200: AgentRunResponse } } },
       async (request, reply) => {
         const { agent_type, prompt, working_dir, mode } = request.body;
-        assertMessageFits(prompt, t.settings.maxMessageTokens);
+        await assertMessageFits(prompt, { tokens: t.settings.maxMessageTokens, bytes: t.settings.maxMessageBytes });
         t.engine.agent(agent_type);
         const workingDir = t.engine.workingDirectory(working_dir);
         const signal = abortOnClientGone(reply);

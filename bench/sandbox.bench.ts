@@ -6,10 +6,13 @@ import { childEnvironment } from '../packages/api/src/tools/sandbox/exec/environ
 import { locateProgram } from '../packages/api/src/tools/sandbox/exec/program-path.js';
 import { runScript } from '../packages/api/src/tools/sandbox/exec/run-script.js';
 import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
-import { RepositoryGuard } from '../packages/api/src/tools/sandbox/repository-census.js';
 import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
+import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
+import { createToolHost } from '../packages/api/src/tools/tool-host.js';
 import { interleavedMediansMs, overhead, type Bench, type BenchResult } from './harness.js';
+
+const gitlinks = new GitlinkGuard();
 
 const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings => ({
   toolTimeoutSeconds: 60,
@@ -26,8 +29,11 @@ const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings
   retryMaxDelay: 0,
 });
 
+/** One host for every context, as one service has: the sandbox is probed once. */
+const host = createToolHost();
+
 function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork = false): ToolContext {
-  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled, sandboxNetwork), signal: new AbortController().signal };
+  return { workingDir: root, sandbox: new PathSandbox([root]), gitlinks, settings: settings(sandboxEnabled, sandboxNetwork), host, signal: new AbortController().signal };
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */
@@ -54,7 +60,7 @@ async function runTrue(context: ToolContext, sandboxed: boolean): Promise<void> 
 
 /** What `bash` adds around each command for the repositories under the allowed paths (repository-census.ts). */
 async function censused(context: ToolContext, command: () => Promise<void>): Promise<void> {
-  const guard = await RepositoryGuard.take(context.sandbox);
+  const guard = await context.host.repositories.watch(context.sandbox);
   await command().finally(async () => {
     const report = await guard.check([]);
     if (report.restored.length + report.removed.length > 0) console.error('the census undid something in an untouched tree');
@@ -89,8 +95,10 @@ async function treeCosts(label: string, fill: (root: string) => void): Promise<B
     fill(root);
     const open = contextFor(root, false);
     const sandboxed = contextFor(root, true);
+    // Nothing cached from an earlier tree or run: the first command's walk as a new service does it.
+    host.repositories.forget();
     const first = performance.now();
-    await RepositoryGuard.take(sandboxed.sandbox).then((guard) => guard.check([]));
+    await host.repositories.watch(sandboxed.sandbox).then((guard) => guard.check([]));
     const firstMs = performance.now() - first;
     const census = await interleavedMediansMs(() => undefined, () => censused(sandboxed, () => Promise.resolve()), 31);
     const bare = await interleavedMediansMs(() => runTrue(open, false), () => censused(sandboxed, () => runTrue(sandboxed, true)), 31);

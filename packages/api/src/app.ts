@@ -5,11 +5,14 @@ import { pino, type DestinationStream } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
-import { detectSandbox } from './tools/sandbox/launcher.js';
+import { SandboxProbes } from './tools/sandbox/launcher.js';
+import type { ToolHost } from './tools/tool-host.js';
 import { bashNetwork } from './tools/sandbox/network-reach.js';
 import { addressFilter, showAddresses } from './util/address-hiding.js';
+import { addressRanges } from './util/ip-ranges.js';
 import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
+import { CredentialFailures } from './http/credential-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
 import { forbidFraming } from './http/frame-guard.js';
 import { forbidStoring } from './http/no-store.js';
@@ -59,6 +62,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
   probes?: { dependencies?: Record<string, Probe>; facts?: () => Promise<Record<string, string>> };
+  /** What the services found of this machine; absent: the app probes the sandbox for itself. */
+  toolHost?: ToolHost;
   /** The instruments openServices made (its engine, model and tools report into them). */
   metrics?: ServiceMetrics;
 }
@@ -83,10 +88,10 @@ function defaultDependencies(settings: Settings): Record<string, Probe> {
   };
 }
 
-async function sandboxFacts(settings: Settings): Promise<Record<string, string>> {
+async function sandboxFacts(settings: Settings, probes: SandboxProbes): Promise<Record<string, string>> {
   // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false);
   // bash_network 'host' says bash reaches the host's loopback services too; 'own' that it does not.
-  const sandbox = await detectSandbox(settings);
+  const sandbox = await probes.detect(settings);
   return { sandbox: sandbox.state, bash_network: bashNetwork(settings, sandbox) };
 }
 
@@ -117,14 +122,19 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
 /** The whole HTTP application, not listening: tests inject requests, main.ts listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
+  const sandboxProbes = deps.toolHost?.sandboxes ?? new SandboxProbes();
   const localMode = settings.apiKeys.length === 0;
-  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress, settings.maxConnections);
+  // TRUST_PROXY: the peers whose X-Forwarded-For names the client (request.ip) for every limit and log line.
+  const trustedProxy = settings.trustProxy.length === 0 ? undefined : addressRanges(settings.trustProxy);
+  const connections = new ConnectionGuard(settings.maxConnectionsPerAddress, settings.maxConnections, trustedProxy);
   const requestTimeoutMs = Math.round(settings.requestTimeoutSeconds * 1000);
   const app = Fastify({
     loggerInstance: deps.logger ?? createLogger(settings),
     logController: new RequestLog(),
     bodyLimit: settings.maxBodyBytes,
     return503OnClosing: true,
+    // Fastify takes the right-most address of X-Forwarded-For that is not a trusted proxy's.
+    ...(trustedProxy === undefined ? {} : { trustProxy: (address: string) => trustedProxy(address) }),
     requestTimeout: requestTimeoutMs,
     keepAliveTimeout: Math.round(settings.keepAliveTimeoutSeconds * 1000),
     // Long ids reach the routes (and get their 404) instead of the router's own error.
@@ -167,25 +177,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     version: VERSION,
     database: databaseProbe(deps.conversations),
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
-    facts: deps.probes?.facts ?? (() => sandboxFacts(settings)),
+    facts: deps.probes?.facts ?? (() => sandboxFacts(settings, sandboxProbes)),
     ...(deps.runtime === undefined ? {} : { model: () => toModelInfo(deps.runtime!.current()) }),
   });
 
   const auth = new Authenticator(settings.apiKeys);
-  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken });
+  const failures = new CredentialFailures(new AuthFailureLimiter());
+  await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
-  const failures = new AuthFailureLimiter();
-  const { maxMessageTokens } = settings;
+  const messageLimits = { tokens: settings.maxMessageTokens, bytes: settings.maxMessageBytes };
   await app.register(async (scope) => {
     // Before the caller is known, so that a 401 or 429 is not stored either.
     forbidStoring(scope);
     requireCaller(scope, auth, failures);
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
-    await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, maxMessageTokens, filter, ...ping });
-    await scope.register(conversationRoutes, { conversations: deps.conversations, maxMessageTokens });
-    await scope.register(conversationTurnRoutes, { turns: deps.turns, runs: deps.runs, approvals: deps.approvals, maxMessageTokens, ...ping });
-    await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, ...ping });
+    await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter, ...ping });
+    await scope.register(conversationRoutes, { conversations: deps.conversations, messageLimits });
+    await scope.register(conversationTurnRoutes, { turns: deps.turns, runs: deps.runs, approvals: deps.approvals, messageLimits, ...ping });
+    await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
     await scope.register(approvalRoutes, { approvals: deps.approvals });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
   });

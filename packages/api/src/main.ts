@@ -1,7 +1,6 @@
 import { config as loadDotenv } from 'dotenv';
 import { buildApp, createLogger } from './app.js';
 import { assertSafeExposure } from './exposure.js';
-import { listenWithAcceptors } from './http/acceptors.js';
 import { openServices } from './services.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 import { errorMessage } from './util/error-message.js';
@@ -57,7 +56,7 @@ async function main(): Promise<void> {
       );
     });
   }
-  await listenWithAcceptors(app, { host: settings.host, port: settings.port });
+  await app.listen({ host: settings.host, port: settings.port });
 }
 
 main().catch((error: unknown) => {

@@ -13,9 +13,10 @@ import { createModelClient, fixedRuntimeInfo, RuntimeIntrospector, type ModelCli
 import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
-import { detectSandbox } from './tools/sandbox/launcher.js';
+import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { hostNetworkWarning } from './tools/sandbox/network-reach.js';
-import { PathSandbox } from './tools/sandbox/paths.js';
+import { GitlinkGuard } from './tools/sandbox/gitlink-guard.js';
+import { hiddenPathsFor, toolPathSandbox } from './tool-paths.js';
 import { addressFilter, showAddresses, type AddressFilter } from './util/address-hiding.js';
 import { asDatabaseUnavailable } from './db/unavailable.js';
 import { errorMessage } from './util/error-message.js';
@@ -39,6 +40,8 @@ export interface Services {
   runs: RunService;
   approvals: ApprovalService;
   checkpoints: CheckpointService;
+  /** What the tools found of this machine at start-up; `/health` reports the sandbox from it. */
+  toolHost: ToolHost;
   close(): Promise<void>;
 }
 
@@ -55,35 +58,28 @@ export interface ServiceOptions {
   now?: () => Date;
 }
 
-/**
- * What no tool may see, even inside an allowed path: DATA_DIR (the SQLite database, checkpoints),
- * a SQLite database kept elsewhere with its journal files, and the service's `.env`.
- */
-export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>, startDir: string): string[] {
-  const database = settings.database.dialect === 'sqlite' && settings.database.path !== ':memory:' ? settings.database.path : undefined;
-  const databaseFiles = database === undefined ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${database}${suffix}`);
-  // /proc: the file tools run in this process, and /proc/self/environ holds the settings given as
-  // environment variables (API keys, DATABASE_URL), which .env hiding alone leaves readable when
-  // ALLOWED_PATHS reaches /. No coding task needs a process's /proc; the shell has its own.
-  return [settings.dataDir, ...databaseFiles, join(startDir, '.env'), '/proc'];
-}
-
 /** Keyed users do not learn where the runtime and search engine live; the owner in local mode may. */
 const addressFilterFor = (settings: Settings): AddressFilter =>
   settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
 
-/** The engine, its model client and its tools report what they do into `metrics`. */
-export function createEngine(settings: Settings, model: ModelClient, startDir: string, metrics: ServiceMetrics, runtime?: RuntimeInfoSource): AgentEngine {
-  const envFile = join(startDir, '.env');
+/** The engine, its model client and its tools report what they do into `metrics`; `gitlinks` is the service's one guard. */
+export function createEngine(
+  settings: Settings,
+  model: ModelClient,
+  startDir: string,
+  metrics: ServiceMetrics,
+  toolHost: ToolHost,
+  gitlinks: GitlinkGuard,
+  runtime?: RuntimeInfoSource,
+): AgentEngine {
   const deps: EngineDeps = {
     model: observeModel(model, metrics),
     runtime: runtime ?? fixedRuntimeInfo({ name: settings.llmModel, contextWindow: settings.llmNumCtx, toolCalls: 'native' }),
     tools: observeTools(createToolRegistry(), metrics),
-    // The .env main.ts reads at start-up: no agent may read or rewrite the service's settings.
-    // Nor the approval rules, read at start-up too: rewritten, they would let the next start run
-    // unasked whatever the run chose.
-    sandbox: new PathSandbox(settings.allowedPaths, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir)),
+    sandbox: toolPathSandbox(settings, startDir),
+    gitlinks,
     toolSettings: settings,
+    toolHost,
     limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
@@ -93,8 +89,8 @@ export function createEngine(settings: Settings, model: ModelClient, startDir: s
 }
 
 /** Says at start-up when shell tools will refuse, run under the text policy alone, or reach the host's loopback. */
-async function logSandboxState(settings: Settings, log: Log): Promise<void> {
-  const sandbox = await detectSandbox(settings);
+async function logSandboxState(settings: Settings, toolHost: ToolHost, log: Log): Promise<void> {
+  const sandbox = await toolHost.sandboxes.detect(settings);
   if (sandbox.state === 'disabled') log.warn({ sandbox: sandbox.state }, 'SANDBOX_ENABLED=false: tool processes run without the operating-system sandbox (text policy only)');
   if (sandbox.state === 'unavailable') log.warn({ sandbox: sandbox.state, reason: sandbox.reason }, 'the sandbox is not available: bash_readonly and bash will refuse to run');
   const network = hostNetworkWarning(settings, sandbox);
@@ -145,14 +141,18 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       onRetry: (error, attempt, delayMs, callLog) => (callLog ?? log).warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
     });
   const metrics = new ServiceMetrics();
-  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, runtime);
+  // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend.
+  const toolHost = createToolHost();
+  // One for the service's life: what it remembers of the gitlinks it took out must outlive each run.
+  const gitlinks = new GitlinkGuard();
+  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, gitlinks, runtime);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,
     checkWorkingDir: (dir) => void engine.workingDirectory(dir),
     now,
   });
-  await logSandboxState(settings, log);
+  await logSandboxState(settings, toolHost, log);
   const sqliteWarning = settings.database.dialect === 'sqlite' ? sqliteRuntimeWarning(process.versions.node) : undefined;
   if (sqliteWarning !== undefined) log.warn({ node: process.versions.node }, sqliteWarning);
   const turns = new TurnService(
@@ -180,12 +180,14 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     root: join(settings.dataDir, 'checkpoints'),
     maxFileBytes: settings.checkpointMaxFileBytes,
     excludedPaths: hiddenPathsFor(settings, options.startDir ?? process.cwd()),
+    sandbox: { enabled: settings.sandboxEnabled, memoryMb: settings.sandboxMemoryMb, maxProcesses: settings.sandboxMaxProcesses },
     log,
   });
   const runs = new RunService({
     store: repository.runs,
     bus,
     queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
+    maxQueuedPerUser: settings.maxQueuedRunsPerUser,
     leaseMs: settings.runLeaseSeconds * 1000,
     retentionHours: settings.runRetentionHours,
     now,
@@ -229,9 +231,11 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     metrics,
     runs,
     checkpoints,
+    toolHost,
     async close() {
       await runSweeper.stop();
       await runs.close();
+      await gitlinks.close();
       stopCountingQueued();
       await sweeper.stop();
       await runtime.stop();

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { isAddressOrRange } from './util/ip-ranges.js';
 import { DEFAULT_APPROVAL_RULES, readApprovalRulesFile, type ApprovalRule } from './tools/sandbox/command-policy/index.js';
 
 /** A setting that failed to parse; its message is the single line start-up prints. */
@@ -112,6 +113,10 @@ const apiKeys: Parser<ApiKey[]> = (raw, name) => {
   return keys;
 };
 
+/** TRUST_PROXY: addresses and CIDR ranges, IPv4 or IPv6. */
+const proxies: Parser<string[]> = (raw, name) =>
+  list(raw, name).map((entry) => (isAddressOrRange(entry) ? entry : fail(name, `expected IP addresses or CIDR ranges, got "${entry}"`)));
+
 export type DatabaseConfig = { dialect: 'sqlite'; path: string; url: string } | { dialect: 'postgres'; url: string };
 
 /** SQLAlchemy-style URLs too: users of the original service have them in their environment. */
@@ -186,15 +191,18 @@ const SPECS = {
   metricsToken: spec('METRICS_TOKEN', text, ''),
   maxConcurrentRuns: spec('MAX_CONCURRENT_RUNS', integer(1, 10_000), 4),
   maxRunsPerUser: spec('MAX_RUNS_PER_USER', integer(1, 10_000), 2),
+  maxQueuedRunsPerUser: spec('MAX_QUEUED_RUNS_PER_USER', integer(1, 1_000_000), 20),
   runRetentionHours: spec('RUN_RETENTION_HOURS', decimal(0), 168),
   runLeaseSeconds: spec('RUN_LEASE_SECONDS', decimal(1, 3600), 30),
   allowedHosts: spec('ALLOWED_HOSTS', list, [] as string[]),
   maxMessageTokens: spec('MAX_MESSAGE_TOKENS', integer(1), 32_000),
+  maxMessageBytes: spec('MAX_MESSAGE_BYTES', integer(1), 262_144),
   maxConversationsPerUser: spec('MAX_CONVERSATIONS_PER_USER', integer(1), 10_000),
   requestTimeoutSeconds: spec('REQUEST_TIMEOUT_SECONDS', decimal(0, 86_400, true), 60),
   keepAliveTimeoutSeconds: spec('KEEP_ALIVE_TIMEOUT_SECONDS', decimal(0, 86_400, true), 75),
   maxConnectionsPerAddress: spec('MAX_CONNECTIONS_PER_ADDRESS', integer(1), 256),
   maxConnections: spec('MAX_CONNECTIONS', integer(1), 8192),
+  trustProxy: spec('TRUST_PROXY', proxies, [] as string[]),
   approvalRulesFile: spec('APPROVAL_RULES_FILE', text, '', true),
   approvalTimeoutSeconds: spec('APPROVAL_TIMEOUT_SECONDS', decimal(1, 86_400 * 7), 600),
   checkpointMaxFileBytes: spec('CHECKPOINT_MAX_FILE_BYTES', integer(0), 10_485_760),

@@ -5,16 +5,25 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
+/** The folders of run-level services, which the layers below the runs never import. */
+const SERVICES = ['approvals', 'checkpoints', 'metrics'];
+
 /** Top-level folders of src/ that a folder must never import: dependencies point one way. */
 const FORBIDDEN: Record<string, string[]> = {
-  tools: ['agents', 'conversations', 'runs', 'http'],
-  agents: ['conversations', 'runs', 'http'],
-  conversations: ['agents', 'runs', 'http'],
-  model: ['agents', 'conversations', 'tools', 'runs', 'http'],
-  db: ['agents', 'conversations', 'tools', 'runs', 'http'],
-  runs: ['http'],
-  tokens: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http'],
-  util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http'],
+  tools: ['agents', 'conversations', 'runs', 'http', ...SERVICES],
+  agents: ['conversations', 'runs', 'http', ...SERVICES],
+  conversations: ['agents', 'runs', 'http', ...SERVICES],
+  model: ['agents', 'conversations', 'tools', 'runs', 'http', ...SERVICES],
+  db: ['agents', 'conversations', 'tools', 'runs', 'http', ...SERVICES],
+  runs: ['http', 'approvals', 'metrics'],
+  // A run's snapshots: beside the tools, below the runs that take them.
+  checkpoints: ['agents', 'conversations', 'runs', 'http', 'approvals', 'metrics'],
+  // Asks and answers for a run's tool calls: above the runs they pause.
+  approvals: ['conversations', 'http', 'checkpoints', 'metrics'],
+  // Counts what the engine, the model client, the tools and the runs do; never the other way.
+  metrics: ['conversations', 'db', 'http', 'approvals', 'checkpoints'],
+  tokens: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
+  util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -47,6 +56,7 @@ describe('module layering', () => {
   it('finds the imports it checks (the scan itself works)', () => {
     expect(sourceFiles(SRC).some((file) => file.endsWith(join('tools', 'spawn-agent.ts')))).toBe(true);
     expect(layerOf(join(SRC, 'agents', 'engine.ts'))).toBe('agents');
+    for (const layer of SERVICES) expect(sourceFiles(join(SRC, layer)).length).toBeGreaterThan(0);
   });
 
   it('never imports upwards: tools know no agents, the agent loop knows no conversations', () => {

@@ -55,6 +55,7 @@ describe('settings', () => {
     expect(load({})).toMatchObject({
       allowedHosts: [],
       maxMessageTokens: 32_000,
+      maxMessageBytes: 262_144,
       maxConversationsPerUser: 10_000,
       requestTimeoutSeconds: 60,
       keepAliveTimeoutSeconds: 75,
@@ -62,6 +63,7 @@ describe('settings', () => {
     });
     expect(load({ ALLOWED_HOSTS: 'mada.example, 10.0.0.5:8443' }).allowedHosts).toEqual(['mada.example', '10.0.0.5:8443']);
     expect(errorOf({ MAX_MESSAGE_TOKENS: '0' })).toMatch(/^Invalid setting MAX_MESSAGE_TOKENS: /);
+    expect(errorOf({ MAX_MESSAGE_BYTES: '1MB' })).toMatch(/^Invalid setting MAX_MESSAGE_BYTES: /);
     expect(errorOf({ MAX_CONVERSATIONS_PER_USER: 'many' })).toMatch(/^Invalid setting MAX_CONVERSATIONS_PER_USER: /);
     expect(errorOf({ REQUEST_TIMEOUT_SECONDS: '0' })).toMatch(/^Invalid setting REQUEST_TIMEOUT_SECONDS: /);
     expect(errorOf({ KEEP_ALIVE_TIMEOUT_SECONDS: '-1' })).toMatch(/^Invalid setting KEEP_ALIVE_TIMEOUT_SECONDS: /);

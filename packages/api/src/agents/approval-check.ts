@@ -13,6 +13,9 @@ import {
 import { hasOtherNames, isWithin } from '../tools/sandbox/paths.js';
 import { shellCheckRequest } from '../tools/sandbox/shell-tool.js';
 import type { ToolContext } from '../tools/tool.js';
+import type { CallScope } from './decide.js';
+
+export type { CallScope } from './decide.js';
 
 /** Asked when no gate can put the question to anyone (`on_ask=deny`, or a run nobody watches). */
 export const CANNOT_WAIT = 'Needs approval, and this run cannot wait for it (on_ask=deny)';
@@ -51,20 +54,6 @@ function sandboxPath(path: string, context: ToolContext): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Where a call acts, as the policy resolves it: what an approval grant covers, and what a revert undoes. */
-export interface CallScope {
-  /**
-   * Every real path the call acts on, for the scope of an approve_always grant; undefined when the
-   * policy cannot tell (it refuses the command, or a program runs code that can touch any path).
-   */
-  reach: string[] | undefined;
-  /**
-   * Why it may change a file outside the run's working directory, which the run's checkpoint does
-   * not hold (EXTENSIONS.md section 4); undefined when it changes nothing there or the tool refuses it.
-   */
-  outside: string | undefined;
 }
 
 /**
@@ -117,6 +106,10 @@ function shellReach(checked: CheckedCommand | undefined): string[] | undefined {
   return reaches;
 }
 
+/** The run's approval rules; the defaults for a context that carries none. */
+export const rulesOf = (context: ToolContext): ApprovalRuleSet => context.approval?.rules ?? DEFAULT_RULES;
+
+/** The rules' verdict alone on a call (decide.ts adds the mode and the call's scope). */
 export function judgeCall(tool: string, params: Record<string, unknown>, context: ToolContext): RuleVerdict {
-  return (context.approval?.rules ?? DEFAULT_RULES).judge(tool, subjectOf(tool, params, context));
+  return rulesOf(context).judge(tool, subjectOf(tool, params, context));
 }

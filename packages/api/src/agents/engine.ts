@@ -2,9 +2,11 @@ import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
+import type { GitlinkGuard } from '../tools/sandbox/gitlink-guard.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { ApprovalGate, Tool, ToolSettings } from '../tools/tool.js';
+import type { ToolHost } from '../tools/tool-host.js';
 import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
 import type { Log } from '../util/log.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
@@ -25,7 +27,11 @@ export interface EngineDeps {
   /** Every tool the service has, by name; each agent gets its own subset. */
   tools: ReadonlyMap<string, Tool>;
   sandbox: PathSandbox;
+  /** The service's one gitlink guard, built at start-up. */
+  gitlinks: GitlinkGuard;
   toolSettings: ToolSettings;
+  /** What the service found of this machine at start-up (tools/tool-host.ts). */
+  toolHost: ToolHost;
   limits: RunLimits;
   /** Relative working directories (`.`) are taken from here: the service's start directory. */
   startDir: string;
@@ -156,7 +162,9 @@ export class AgentEngine {
       toolContext: {
         workingDir,
         sandbox: this.deps.sandbox,
+        gitlinks: this.deps.gitlinks,
         settings: this.deps.toolSettings,
+        host: this.deps.toolHost,
         signal: options.signal,
         approval: { rules: this.rules, ...(options.approvalGate ? { gate: options.approvalGate } : {}) },
         ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),

@@ -2,7 +2,8 @@ import type { AgentEvent, PermissionMode } from '@mada/protocol';
 import { z } from 'zod';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
-import { CANNOT_WAIT, callScope, judgeCall } from './approval-check.js';
+import { CANNOT_WAIT, callScope, rulesOf, subjectOf } from './approval-check.js';
+import { decide, needsScope, type PolicyCall } from './decide.js';
 import { toolDone, toolStart } from './events.js';
 import { errorMessage } from '../util/error-message.js';
 import { withDeadline } from '../util/deadline.js';
@@ -59,31 +60,36 @@ const withScopes = (context: ExecutionContext, scopes: Pick<ToolContext, 'grantS
   scopes.grantScope === undefined && scopes.changeScope === undefined ? context : { ...context, toolContext: { ...context.toolContext, ...scopes } };
 
 /**
- * The approval rules' say on a call (EXTENSIONS.md section 3): refused with the text the model
- * reads, or cleared. `auto_accept` runs an `ask` at once; `deny` refuses in every mode. `plan` is
- * judged as `default` is: a mode that takes tools away must not also lift the operator's `deny`
- * rules (on read_file of a secret, say) or skip asking. A call that may change files outside the
- * run's working directory asks as an `ask` rule does, since reverting the run would not undo it,
- * unless an operator's `allow` rule names it.
+ * The security decision on a call (decide.ts), turned into what the executor does: refused with the
+ * text the model reads, run, or put to the run's gate first. The scope is gathered only when the
+ * decision needs it.
  */
 async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<Clearance> {
   const args = plainArgs(params);
-  const verdict = judgeCall(call.name, args, context.toolContext);
-  if (verdict.action === 'deny') return { refusal: `Error: ${call.name} refused by ${verdict.reason}` };
-  if (context.mode === 'auto_accept') return {};
-  const changesFiles = tool.modifiesFiles === true;
-  if (verdict.action === 'allow' && (!changesFiles || verdict.rules.length > 0)) return {};
-  const scope = await callScope(call.name, args, context.toolContext, changesFiles);
-  const changeScope = changesFiles && scope.outside === undefined ? { changeScope: context.toolContext.workingDir } : {};
-  if (verdict.action === 'allow' && scope.outside === undefined) return changeScope;
-  const gate = context.toolContext.approval?.gate;
+  const toolContext = context.toolContext;
+  const policyCall: PolicyCall = {
+    tool: call.name,
+    subject: subjectOf(call.name, args, toolContext),
+    changesFiles: tool.modifiesFiles === true,
+    offered: [...context.tools.keys()],
+  };
+  const rules = rulesOf(toolContext);
+  const scope = needsScope(policyCall, context.mode, rules) ? await callScope(call.name, args, toolContext, policyCall.changesFiles) : undefined;
+  const decision = decide(policyCall, context.mode, rules, scope);
+  if (decision.action === 'deny') return { refusal: `Error: ${call.name} refused by ${decision.reasons.join('; ')}` };
+  const changeScope = decision.confined ? { changeScope: toolContext.workingDir } : {};
+  if (decision.action === 'allow') return changeScope;
+  const gate = toolContext.approval?.gate;
   if (!gate) return { refusal: CANNOT_WAIT };
-  const asking = verdict.action === 'ask' ? verdict : undefined;
-  const reason = [asking?.reason, scope.outside].filter((text) => text !== undefined).join('; ');
-  const matches = asking?.rules.map((rule) => rule.match ?? '') ?? [];
   const answer = await gate.ask(
-    { tool: call.name, args: tool.startArgs(params), reason, matches, ...(scope.reach === undefined ? {} : { reach: scope.reach }) },
-    context.toolContext.signal,
+    {
+      tool: call.name,
+      args: tool.startArgs(params),
+      reason: decision.reasons.join('; '),
+      matches: decision.matches,
+      ...(decision.reach === undefined ? {} : { reach: decision.reach }),
+    },
+    toolContext.signal,
   );
   if (!answer.approved) return { refusal: answer.text };
   return { ...changeScope, ...(answer.scope === undefined ? {} : { grantScope: answer.scope }) };

@@ -3,10 +3,14 @@ import { join } from 'node:path';
 import type { RunRecord } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { errorMessage } from '../util/error-message.js';
+import { detectSandbox, isAvailable } from '../tools/sandbox/launcher.js';
 import { changedPaths, describeChanges, type Changes } from './changes.js';
-import { FilesChangedError, NoCheckpointError, RunInProgressError } from './errors.js';
+import { FilesChangedError, NoCheckpointError, RevertRefusedError, RevertSandboxUnavailableError, RunInProgressError, WorkingDirChangedError } from './errors.js';
+import { writeObject } from './loose-store.js';
 import { changedSinceRun, restore } from './revert.js';
+import { restoreInSandbox } from './sandboxed-restore.js';
 import { fromBytes, ShadowRepo } from './shadow-repo.js';
+import { openWorkingDir, stillLeadsTo, type DirIdentity, type PinnedDir } from './working-dir-pin.js';
 
 export interface CheckpointOptions {
   /** Where the shadow repositories live: a folder under DATA_DIR, never inside a working directory. */
@@ -18,7 +22,14 @@ export interface CheckpointOptions {
   /** The address space of each shadow git process (git.ts, DEFAULT_GIT_MEMORY_BYTES when absent). */
   gitMemoryBytes?: number;
   log: { warn(object: object, message: string): void };
+  /**
+   * SANDBOX_ENABLED, SANDBOX_MEMORY_MB, SANDBOX_MAX_PROCESSES: a revert writes inside the sandbox,
+   * and refuses when it is on but not working. Absent: on, with the default limits.
+   */
+  sandbox?: { enabled: boolean; memoryMb: number; maxProcesses: number };
 }
+
+const DEFAULT_SANDBOX = { enabled: true, memoryMb: 2048, maxProcesses: 256 };
 
 /** What a run's checkpoint holds besides its two trees. */
 interface RunMeta {
@@ -26,6 +37,11 @@ interface RunMeta {
   /** Directories a snapshot could not read, with the reason (Snapshot.unread). */
   unread?: string[];
   error?: string;
+  /**
+   * The working directory the run started in (working-dir-pin.ts): its end snapshot and any revert
+   * work on that directory or not at all. Absent in checkpoints of earlier versions.
+   */
+  pin?: DirIdentity;
 }
 
 interface RunRefs {
@@ -60,13 +76,25 @@ export class CheckpointService {
 
   forRun(runId: string, workingDir: string): RunCheckpoint {
     let before: Promise<boolean> | undefined;
+    // Held for the whole run: its identity is what the run's snapshots must find at its path.
+    let pinned: PinnedDir | undefined;
+    try {
+      pinned = openWorkingDir(workingDir);
+    } catch {
+      // The snapshot before the run records that it could not be taken.
+    }
+    const pin = pinned?.identity;
     return {
       beforeModify: async () => {
-        before ??= this.take(runId, workingDir, 'before');
+        before ??= this.take(runId, workingDir, 'before', pin);
         await before;
       },
       finish: async () => {
-        if (before && (await before)) await this.take(runId, workingDir, 'after');
+        try {
+          if (before && (await before)) await this.take(runId, workingDir, 'after', pin);
+        } finally {
+          pinned?.close();
+        }
       },
     };
   }
@@ -84,15 +112,44 @@ export class CheckpointService {
   /** POST /runs/{id}/revert: every file the run changed back as it was before; the paths reverted. */
   async revert(run: RunRecord, force: boolean): Promise<string[]> {
     const { repo, refs } = await this.endedCheckpoint(run);
+    const pin = refs.meta.pin;
+    if (!pin) throw new NoCheckpointError('it was taken by an earlier version, which did not record which directory the run worked in');
     return this.locked(repo, async () => {
       const paths = await changedPaths(repo, refs.before!, refs.after!);
-      if (!force) {
-        const changed = await changedSinceRun(repo, refs.after!, paths);
-        if (changed.length > 0) throw new FilesChangedError(changed.map(fromBytes));
+      const dir = this.reopen(run.workingDir, pin);
+      try {
+        if (!force) {
+          const changed = await changedSinceRun(repo, dir.path, refs.after!, paths);
+          if (changed.length > 0) throw new FilesChangedError(changed.map(fromBytes));
+        }
+        await this.restore(repo, dir, refs.before!, paths);
+      } catch (error) {
+        throw error instanceof WorkingDirChangedError ? new RevertRefusedError(error) : error;
+      } finally {
+        dir.close();
       }
-      await restore(repo, refs.before!, paths);
       return paths.map(fromBytes);
     });
+  }
+
+  private reopen(workingDir: string, pin: DirIdentity): PinnedDir {
+    try {
+      return openWorkingDir(workingDir, pin);
+    } catch (error) {
+      throw error instanceof WorkingDirChangedError ? new RevertRefusedError(error) : error;
+    }
+  }
+
+  /**
+   * Inside the sandbox with only the held directory writable; in the service itself only when the
+   * operator turned the sandbox off (SANDBOX_ENABLED=false), as the shell tools then run unconfined too.
+   */
+  private async restore(repo: ShadowRepo, dir: PinnedDir, before: string, paths: readonly string[]): Promise<void> {
+    const { enabled, memoryMb, maxProcesses } = this.options.sandbox ?? DEFAULT_SANDBOX;
+    const availability = await detectSandbox({ sandboxEnabled: enabled });
+    if (availability.state === 'disabled') return restore(repo, dir.path, before, paths);
+    if (!isAvailable(availability)) throw new RevertSandboxUnavailableError(availability.reason);
+    await restoreInSandbox(repo, dir, before, paths, { availability, memoryMb, maxProcesses });
   }
 
   /**
@@ -143,7 +200,7 @@ export class CheckpointService {
     if (refs.meta.error) throw new NoCheckpointError(refs.meta.error);
     if (!refs.before) throw new NoCheckpointError();
     if (!refs.after) {
-      await this.take(run.id, run.workingDir, 'after');
+      await this.take(run.id, run.workingDir, 'after', refs.meta.pin);
       refs = await this.readRefs(repo, run.id);
       if (refs.meta.error || !refs.after) throw new NoCheckpointError(refs.meta.error);
     }
@@ -163,20 +220,31 @@ export class CheckpointService {
     return this.options.gitMemoryBytes === undefined ? {} : { maxMemoryBytes: this.options.gitMemoryBytes };
   }
 
-  /** Takes one snapshot; true when it was stored, false when it failed (the reason is recorded). */
-  private async take(runId: string, workingDir: string, label: 'before' | 'after'): Promise<boolean> {
+  /**
+   * Takes one snapshot of the pinned working directory; true when it was stored, false when it
+   * failed (the reason is recorded). The path must lead to the pinned directory before and after
+   * git reads it: a run that swapped it meanwhile gets no snapshot of what stands there now.
+   */
+  private async take(runId: string, workingDir: string, label: 'before' | 'after', pin: DirIdentity | undefined): Promise<boolean> {
     const repo = this.repoFor(workingDir);
     try {
       return await this.locked(repo, async () => {
+        if (!pin) throw new WorkingDirChangedError(workingDir);
+        this.checkPin(workingDir, pin);
         await repo.ensure();
         const snapshot = await repo.snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
+        this.checkPin(workingDir, pin);
         const refs: [string, string][] = snapshot.head ? [['HEAD', snapshot.head]] : [];
-        // Nothing left out adds nothing to the run's list: a missing meta reads as an empty one.
-        if (snapshot.skipped.length > 0 || snapshot.unread.length > 0) {
+        if (label === 'before') {
+          // The first record of the run: the pin goes with it, whatever else the meta holds.
+          const unread = snapshot.unread.length > 0 ? { unread: snapshot.unread } : {};
+          refs.push([`${refsOf(runId)}meta`, this.metaBlob(repo, { skipped: snapshot.skipped, ...unread, pin })]);
+        } else if (snapshot.skipped.length > 0 || snapshot.unread.length > 0) {
+          // Nothing left out adds nothing to the run's list.
           const meta = (await this.readRefs(repo, runId)).meta;
           const skipped = [...new Set([...meta.skipped, ...snapshot.skipped])].sort();
           const unread = [...new Set([...(meta.unread ?? []), ...snapshot.unread])].sort();
-          refs.push([`${refsOf(runId)}meta`, await this.metaBlob(repo, { ...meta, skipped, ...(unread.length > 0 ? { unread } : {}) })]);
+          refs.push([`${refsOf(runId)}meta`, this.metaBlob(repo, { ...meta, skipped, ...(unread.length > 0 ? { unread } : {}) })]);
         }
         refs.push([`${refsOf(runId)}${label}`, snapshot.tree]);
         repo.record(refs);
@@ -185,9 +253,15 @@ export class CheckpointService {
     } catch (error) {
       const reason = `the ${label === 'before' ? 'snapshot before the run' : 'snapshot at the end of the run'} failed: ${errorMessage(error)}`;
       this.options.log.warn({ err: error, run_id: runId }, 'checkpoint snapshot failed');
-      await this.locked(repo, () => this.writeMeta(repo, runId, { skipped: [], error: reason })).catch(() => this.remember(runId, reason));
+      await this.locked(repo, async () => this.writeMeta(repo, runId, { ...(await this.readRefs(repo, runId)).meta, error: reason })).catch(() =>
+        this.remember(runId, reason),
+      );
       return false;
     }
+  }
+
+  private checkPin(workingDir: string, pin: DirIdentity): void {
+    if (!stillLeadsTo(workingDir, pin)) throw new WorkingDirChangedError(workingDir);
   }
 
   private remember(runId: string, reason: string): void {
@@ -197,12 +271,13 @@ export class CheckpointService {
   }
 
   private async writeMeta(repo: ShadowRepo, runId: string, meta: RunMeta): Promise<void> {
-    repo.record([[`${refsOf(runId)}meta`, await this.metaBlob(repo, meta)]]);
+    await repo.ensure();
+    repo.record([[`${refsOf(runId)}meta`, this.metaBlob(repo, meta)]]);
   }
 
-  private async metaBlob(repo: ShadowRepo, meta: RunMeta): Promise<string> {
-    const { stdout } = await repo.git(['hash-object', '-w', '--stdin'], { input: JSON.stringify(meta) });
-    return stdout.toString('utf8').trim();
+  /** Written loose by the service: no git process for a few bytes. */
+  private metaBlob(repo: ShadowRepo, meta: RunMeta): string {
+    return writeObject(repo.target.gitDir, 'blob', Buffer.from(JSON.stringify(meta)));
   }
 
   private async readRefs(repo: ShadowRepo, runId: string): Promise<RunRefs> {

@@ -24,3 +24,28 @@ export class PathChangedError extends ConflictError {
     super(`Revert stopped: a directory on the way to ${path} was replaced while it was being restored (for example by a symbolic link)`);
   }
 }
+
+/**
+ * The run's working directory path no longer leads to the directory the run started in: it was
+ * moved away and something else (a link, another directory) put at its path, or a directory above
+ * it was swapped for a link. What is there now is not the run's to snapshot or revert.
+ */
+export class WorkingDirChangedError extends ConflictError {
+  constructor(readonly path: string) {
+    super(`the working directory ${path} is no longer the one the run started in (moved or replaced, or reached through a symbolic link since)`);
+  }
+}
+
+/** A revert writes only inside the sandbox; with the sandbox on but not working, it refuses. */
+export class RevertSandboxUnavailableError extends ConflictError {
+  constructor(why: string) {
+    super(`Revert needs the sandbox (bubblewrap), which is not available: ${why}`);
+  }
+}
+
+/** A revert that found the working directory's path leading elsewhere: nothing was reverted. */
+export class RevertRefusedError extends ConflictError {
+  constructor(cause: WorkingDirChangedError) {
+    super(`Revert refused: ${cause.detail}; nothing was reverted`);
+  }
+}

@@ -13,7 +13,7 @@ import type { ShadowRepo } from './shadow-repo.js';
  */
 
 /** A file as a snapshot holds it: git mode (100644, 100755), blob id and size. */
-interface Entry {
+export interface Entry {
   mode: string;
   blob: string;
   size: number;
@@ -25,7 +25,7 @@ type State = Entry | undefined;
  * The entries of `paths` in `tree`. The whole tree is listed, not asked for by pathspec: a
  * command line carries only UTF-8, and a path need not be.
  */
-async function treeEntries(repo: ShadowRepo, tree: string, paths: readonly string[]): Promise<Map<string, Entry>> {
+export async function treeEntries(repo: ShadowRepo, tree: string, paths: readonly string[]): Promise<Map<string, Entry>> {
   const entries = new Map<string, Entry>();
   const wanted = new Set(paths);
   if (wanted.size === 0) return entries;
@@ -71,12 +71,15 @@ async function currentState(workingDir: string, path: string, ended: State): Pro
 const sameState = (a: State | 'other', b: State): boolean =>
   a === 'other' ? false : a === undefined || b === undefined ? a === b : a.mode === b.mode && a.blob === b.blob;
 
-/** Paths among `paths` that are no longer as the run left them (its end snapshot). */
-export async function changedSinceRun(repo: ShadowRepo, after: string, paths: readonly string[]): Promise<string[]> {
+/**
+ * Paths among `paths` that are no longer as the run left them (its end snapshot), below `top`: the
+ * run's own working directory, held (working-dir-pin.ts).
+ */
+export async function changedSinceRun(repo: ShadowRepo, top: string, after: string, paths: readonly string[]): Promise<string[]> {
   const ended = await treeEntries(repo, after, paths);
   const changed: string[] = [];
   for (const path of paths) {
-    if (!sameState(await currentState(repo.workingDir, path, ended.get(path)), ended.get(path))) changed.push(path);
+    if (!sameState(await currentState(top, path, ended.get(path)), ended.get(path))) changed.push(path);
   }
   return changed;
 }
@@ -84,13 +87,15 @@ export async function changedSinceRun(repo: ShadowRepo, after: string, paths: re
 /**
  * Puts each path back as the `before` snapshot holds it: content and mode, or removed if it was
  * not there. Missing directories are made one at a time and a link or file standing where a
- * directory stood is replaced, all through held directories (held-dir.ts), so nothing is made,
- * written or removed outside the working directory even while a directory is being swapped.
+ * directory stood is replaced, all through held directories (held-dir.ts) from `top` (the run's
+ * working directory, held), so nothing is made, written or removed outside it even while a
+ * directory is being swapped. In the service itself: only when the operator turned the sandbox
+ * off (sandboxed-restore.ts does it otherwise, with the same steps).
  */
-export async function restore(repo: ShadowRepo, before: string, paths: readonly string[]): Promise<void> {
+export async function restore(repo: ShadowRepo, top: string, before: string, paths: readonly string[]): Promise<void> {
   const entries = await treeEntries(repo, before, paths);
   for (const path of paths) {
-    const walked = walkOrStop(repo.workingDir, path);
+    const walked = walkOrStop(top, path);
     if (!('dir' in walked)) continue; // never with `make`
     const { dir, name } = walked;
     try {
@@ -125,7 +130,7 @@ function walkOrStop(workingDir: string, path: string): ReturnType<typeof walkToP
 }
 
 /** Snapshots know only the executable bit: the rest of the file's permissions stay as they are. */
-function restoredMode(current: number, executable: boolean): number {
+export function restoredMode(current: number, executable: boolean): number {
   const plain = current & ~0o111;
   return executable ? plain | ((plain & 0o444) >> 2) : plain;
 }

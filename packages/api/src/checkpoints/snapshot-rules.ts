@@ -55,6 +55,11 @@ export const asBytes = (path: string): string => Buffer.from(path, 'utf8').toStr
 
 /** A path as a gitignore pattern that matches it literally. */
 export function escapePattern(path: string): string {
-  const escaped = path.replace(/[\\*?[]/g, (char) => `\\${char}`).replace(/ +$/, (spaces) => spaces.replace(/ /g, '\\ '));
+  const special = path.replace(/[\\*?[]/g, (char) => `\\${char}`);
+  // Trailing spaces counted, not matched with / +$/: that tried each run of spaces inside the
+  // name up to its end, quadratic in a directory name made of spaces.
+  let end = special.length;
+  while (end > 0 && special[end - 1] === ' ') end--;
+  const escaped = special.slice(0, end) + '\\ '.repeat(special.length - end);
   return /^[!#]/.test(escaped) ? `\\${escaped}` : escaped;
 }

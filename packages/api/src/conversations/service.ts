@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ConversationResponse, MessageResponse } from '@mada/protocol';
-import type { ConversationRecord, ConversationRepository, MessagePage, MessageRecord } from '../db/repository.js';
+import type { ConversationRecord, ConversationRepository, ListedMessage, MessageRecord } from '../db/repository.js';
 import { ForbiddenError, NotFoundError } from '../errors.js';
 import { titleFromContent } from './title.js';
 import { countTokens } from '../tokens/count.js';
@@ -30,8 +30,20 @@ export interface ConversationServiceOptions {
 /** Told the id of a conversation about to be deleted, so work running for it stops first. */
 export type DeletionListener = (conversationId: string) => Promise<void>;
 
-/** How much of a history one read holds: a few messages, or one when they are huge. */
-const HISTORY_PAGE = { count: 64, chars: 1_000_000 };
+/** Messages one read of a whole history holds at most (fewer when they are large: MESSAGE_PAGE_BYTES). */
+const HISTORY_PAGE_COUNT = 64;
+
+/** A message's response fields but its content. */
+export type MessageFields = Omit<MessageResponse, 'content'>;
+
+/**
+ * A message to send: its content whole, or, for a message over a page (MESSAGE_PAGE_BYTES), its
+ * content in slices, read off the event loop only as they are sent.
+ */
+export interface OutgoingMessage {
+  fields: MessageFields;
+  content: string | AsyncIterable<string>;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,10 +57,12 @@ export const toConversationResponse = (r: ConversationRecord): ConversationRespo
   updated_at: r.updatedAt ? r.updatedAt.toISOString() : null,
 });
 
-export const toMessageResponse = (r: MessageRecord): MessageResponse => ({
+export const toMessageResponse = (r: MessageRecord): MessageResponse => ({ ...messageFields(r), content: r.content });
+
+/** In MessageResponse's order but for the content, which goes between role and token_count. */
+const messageFields = (r: Omit<MessageRecord, 'content'>): MessageFields => ({
   id: r.id,
   role: r.role,
-  content: r.content,
   token_count: r.tokenCount,
   is_summary: r.isSummary,
   created_at: r.createdAt.toISOString(),
@@ -127,23 +141,37 @@ export class ConversationService {
   }
 
   /** The whole history, oldest first, a bounded page at a time however long it is. */
-  async *messagePages(conversation: ConversationRecord): AsyncGenerator<MessageRecord[]> {
+  async *messagePages(conversation: ConversationRecord): AsyncGenerator<OutgoingMessage[]> {
     for (let afterSeq = 0; ; ) {
-      const page = await this.repository.messagesAfter(conversation.id, afterSeq, HISTORY_PAGE);
+      const page = await this.repository.messagesAfter(conversation.id, afterSeq, HISTORY_PAGE_COUNT);
       if (page.length === 0) return;
-      yield page;
+      yield page.map((message) => this.outgoing(message));
       afterSeq = page.at(-1)!.seq;
     }
   }
 
   /**
-   * The `limit` messages just before message `beforeId` (or the latest), oldest first.
+   * The `limit` messages just before message `beforeId` (or the latest), oldest first; fewer when
+   * they are large (MESSAGE_PAGE_BYTES), `hasMore` saying older ones exist either way.
    * Undefined when `beforeId` is not a message of this conversation.
    */
-  async messagePage(conversation: ConversationRecord, limit: number, beforeId: string | undefined): Promise<MessagePage | undefined> {
-    if (beforeId === undefined) return this.repository.messagesBefore(conversation.id, null, limit);
-    const before = UUID.test(beforeId) ? await this.repository.findMessage(conversation.id, beforeId.toLowerCase()) : undefined;
-    return before && this.repository.messagesBefore(conversation.id, before.seq, limit);
+  async messagePage(
+    conversation: ConversationRecord,
+    limit: number,
+    beforeId: string | undefined,
+  ): Promise<{ messages: OutgoingMessage[]; hasMore: boolean } | undefined> {
+    let beforeSeq: number | null = null;
+    if (beforeId !== undefined) {
+      const seq = UUID.test(beforeId) ? await this.repository.messageSeq(conversation.id, beforeId.toLowerCase()) : undefined;
+      if (seq === undefined) return undefined;
+      beforeSeq = seq;
+    }
+    const page = await this.repository.messagesBefore(conversation.id, beforeSeq, limit);
+    return { messages: page.messages.map((message) => this.outgoing(message)), hasMore: page.hasMore };
+  }
+
+  private outgoing(message: ListedMessage): OutgoingMessage {
+    return { fields: messageFields(message), content: message.content ?? this.repository.contentSlices(message.id) };
   }
 
   /** Stores messages in order; a first user message names an untitled conversation. */

@@ -1,23 +1,32 @@
-import { and, asc, count, desc, eq, gt, gte, isNull, lt, lte, or, sql, sum } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, isNull, lt, lte, or, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter } from './dialect.js';
 import { DrizzleApprovalRepository } from './drizzle-approval-repository.js';
 import { DrizzleRunRepository } from './drizzle-run-repository.js';
 import type { ApprovalRepository } from './approval-repository.js';
-import type {
-  AppendOptions,
-  AppendResult,
-  ConversationLimit,
-  ConversationRecord,
-  ConversationRepository,
-  ListPage,
-  MessagePage,
-  MessageRecord,
-  NewConversation,
-  NewMessage,
-  NewSummary,
+import { contentSlices, type ContentLoader } from './large-content.js';
+import {
+  MESSAGE_PAGE_BYTES,
+  type AppendOptions,
+  type AppendResult,
+  type ConversationLimit,
+  type ConversationRecord,
+  type ConversationRepository,
+  type ListedMessage,
+  type ListPage,
+  type MessagePage,
+  type MessageRecord,
+  type NewConversation,
+  type NewMessage,
+  type NewSummary,
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
 import { countPerUser, messageRows, summaryRow, tokensOf } from './rows.js';
+
+/** Loads a large message's whole content, and ends whatever it keeps open for that. */
+export interface ContentReader {
+  load: ContentLoader;
+  close(): Promise<void>;
+}
 
 /** Thrown inside a creation's transaction to roll it back: the user is at the limit. */
 class OverLimit extends Error {}
@@ -33,20 +42,28 @@ export class DrizzleRepository implements ConversationRepository {
   readonly runs: RunRepository;
   readonly approvals: ApprovalRepository;
   private readonly t;
+  private readonly contents: ContentReader;
+  /** A message's size in UTF-8 bytes, read without its content. */
+  private readonly contentBytes;
 
-  constructor(private readonly adapter: DialectAdapter) {
+  /**
+   * `contents` loads large messages' contents (large-content.ts: on worker threads); without it
+   * (an in-memory SQLite database, which no other connection can open) they are read here.
+   */
+  constructor(
+    private readonly adapter: DialectAdapter,
+    contents?: ContentReader,
+  ) {
     this.dialect = adapter.dialect;
     this.t = adapter.tables;
     this.runs = new DrizzleRunRepository(adapter);
     this.approvals = new DrizzleApprovalRepository(adapter);
+    this.contents = contents ?? { load: (id) => this.contentHere(id), close: async () => undefined };
+    this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }
 
   ping(): Promise<void> {
     return this.adapter.ping();
-  }
-
-  async createConversation(input: NewConversation): Promise<ConversationRecord> {
-    return (await this.insertConversation(input, undefined))!;
   }
 
   async createConversationWithin(input: NewConversation, limit: ConversationLimit): Promise<ConversationRecord | undefined> {
@@ -64,7 +81,7 @@ export class DrizzleRepository implements ConversationRepository {
    * first creation included, where no row existed to lock beforehand); on SQLite one transaction
    * runs at a time. Over the limit, the transaction rolls back and nothing is stored.
    */
-  private insertConversation(input: NewConversation, limit: ConversationLimit | undefined): Promise<ConversationRecord> {
+  private insertConversation(input: NewConversation, limit: ConversationLimit): Promise<ConversationRecord> {
     const { conversations: c, userConversationCounts: counts } = this.t;
     return this.adapter.transaction(async (tx) => {
       const [counted] = await tx
@@ -72,12 +89,10 @@ export class DrizzleRepository implements ConversationRepository {
         .values({ userId: input.userId, count: 1 })
         .onConflictDoUpdate({ target: counts.userId, set: { count: sql`${counts.count} + 1` } })
         .returning({ n: counts.count });
-      if (limit !== undefined) {
-        const mine = eq(c.userId, input.userId);
-        // Expired but not yet swept: stored, yet no longer counted as live (as listConversations does).
-        const [expired] = limit.activeSince ? await tx.select({ n: count() }).from(c).where(and(mine, lt(c.lastActivityAt, limit.activeSince))) : [{ n: 0 }];
-        if (counted!.n - (expired?.n ?? 0) > limit.max) throw new OverLimit();
-      }
+      const mine = eq(c.userId, input.userId);
+      // Expired but not yet swept: stored, yet no longer counted as live (as listConversations does).
+      const [expired] = limit.activeSince ? await tx.select({ n: count() }).from(c).where(and(mine, lt(c.lastActivityAt, limit.activeSince))) : [{ n: 0 }];
+      if (counted!.n - (expired?.n ?? 0) > limit.max) throw new OverLimit();
       const [row] = await tx
         .insert(c)
         .values({ ...input, createdAt: input.now, updatedAt: null, lastActivityAt: input.now })
@@ -143,45 +158,51 @@ export class DrizzleRepository implements ConversationRepository {
     });
   }
 
-  listMessages(conversationId: string): Promise<MessageRecord[]> {
-    const m = this.t.messages;
-    return this.adapter.run((db) => db.select().from(m).where(eq(m.conversationId, conversationId)).orderBy(asc(m.seq)));
-  }
-
-  messagesAfter(conversationId: string, afterSeq: number, page: { count: number; chars: number }): Promise<MessageRecord[]> {
+  messagesAfter(conversationId: string, afterSeq: number, count: number): Promise<ListedMessage[]> {
     const m = this.t.messages;
     const after = and(eq(m.conversationId, conversationId), gt(m.seq, afterSeq));
     return this.adapter.run(async (db) => {
-      // Sizes first, so a page of huge messages is cut before their contents are loaded.
-      const sizes = await db
-        .select({ seq: m.seq, chars: sql<number>`length(${m.content})`.mapWith(Number) })
-        .from(m)
-        .where(after)
-        .orderBy(asc(m.seq))
-        .limit(page.count);
-      const last = lastWithin(sizes, page.chars);
-      if (last === undefined) return [];
-      return db
-        .select()
-        .from(m)
-        .where(and(after, lte(m.seq, last)))
-        .orderBy(asc(m.seq));
+      const sizes = await db.select({ seq: m.seq, bytes: this.contentBytes }).from(m).where(after).orderBy(asc(m.seq)).limit(count);
+      const taken = withinPage(sizes);
+      if (taken.length === 0) return [];
+      return this.listed(db, and(after, lte(m.seq, taken.at(-1)!.seq)));
     });
   }
 
   messagesBefore(conversationId: string, beforeSeq: number | null, limit: number): Promise<MessagePage> {
     const m = this.t.messages;
     const mine = eq(m.conversationId, conversationId);
+    const before = beforeSeq === null ? mine : and(mine, lt(m.seq, beforeSeq));
     return this.adapter.run(async (db) => {
-      // One row more than asked says whether older ones exist.
-      const rows = await db
-        .select()
+      // Newest first; one row more than asked says whether older ones exist.
+      const sizes = await db
+        .select({ seq: m.seq, bytes: this.contentBytes })
         .from(m)
-        .where(beforeSeq === null ? mine : and(mine, lt(m.seq, beforeSeq)))
+        .where(before)
         .orderBy(desc(m.seq))
         .limit(limit + 1);
-      return { messages: rows.slice(0, limit).reverse(), hasMore: rows.length > limit };
+      const taken = withinPage(sizes.slice(0, limit));
+      if (taken.length === 0) return { messages: [], hasMore: false };
+      const messages = await this.listed(db, and(before, gte(m.seq, taken.at(-1)!.seq)));
+      return { messages, hasMore: sizes.length > taken.length };
     });
+  }
+
+  messageSeq(conversationId: string, messageId: string): Promise<number | undefined> {
+    const m = this.t.messages;
+    return this.adapter.run(
+      async (db) =>
+        (
+          await db
+            .select({ seq: m.seq })
+            .from(m)
+            .where(and(eq(m.conversationId, conversationId), eq(m.id, messageId)))
+        )[0]?.seq,
+    );
+  }
+
+  contentSlices(messageId: string): AsyncIterable<string> {
+    return contentSlices(this.contents.load, messageId);
   }
 
   findMessage(conversationId: string, messageId: string): Promise<MessageRecord | undefined> {
@@ -298,8 +319,31 @@ export class DrizzleRepository implements ConversationRepository {
     });
   }
 
-  close(): Promise<void> {
-    return this.adapter.close();
+  async close(): Promise<void> {
+    await this.contents.close();
+    await this.adapter.close();
+  }
+
+  private async contentHere(messageId: string): Promise<Buffer | undefined> {
+    const m = this.t.messages;
+    const [row] = await this.adapter.run((db) => db.select({ content: m.content }).from(m).where(eq(m.id, messageId)));
+    return row && Buffer.from(row.content, 'utf8');
+  }
+
+  /**
+   * The messages `where` selects, oldest first, each content over MESSAGE_PAGE_BYTES left out (its
+   * size is known without reading it: octet_length reads neither SQLite's overflow pages nor
+   * PostgreSQL's TOAST).
+   */
+  private listed(db: Db, where: SQL | undefined): Promise<ListedMessage[]> {
+    const m = this.t.messages;
+    const { content, ...rest } = getTableColumns(m);
+    const inline = sql<string | null>`case when octet_length(${content}) <= ${MESSAGE_PAGE_BYTES} then ${content} end`;
+    return db
+      .select({ ...rest, content: inline })
+      .from(m)
+      .where(where)
+      .orderBy(asc(m.seq));
   }
 
   private async latestSummaryIn(db: Db, conversationId: string): Promise<MessageRecord | undefined> {
@@ -325,14 +369,14 @@ export class DrizzleRepository implements ConversationRepository {
   }
 }
 
-/** The seq of the last message that keeps the running total within `budget` (the first always counts). */
-function lastWithin(sizes: readonly { seq: number; chars: number }[], budget: number): number | undefined {
+/** The leading sizes whose total stays within MESSAGE_PAGE_BYTES (the first always counts). */
+function withinPage<T extends { bytes: number }>(sizes: readonly T[]): T[] {
   let total = 0;
-  let last: number | undefined;
-  for (const { seq, chars } of sizes) {
-    total += chars;
-    if (last !== undefined && total > budget) break;
-    last = seq;
+  let taken = 0;
+  for (const { bytes } of sizes) {
+    total += bytes;
+    if (taken > 0 && total > MESSAGE_PAGE_BYTES) break;
+    taken += 1;
   }
-  return last;
+  return sizes.slice(0, taken);
 }

@@ -9,6 +9,7 @@ import {
   type FrameBytes,
   type CreateRunOptions,
   type NewRun,
+  QueuedRunLimitReached,
   type RunChanges,
   type RunEnding,
   type RunEventRecord,
@@ -18,6 +19,9 @@ import {
   type RunStatus,
   type RunUsage,
 } from './run-repository.js';
+
+/** The first key of the advisory locks that serialize one user's queued-run creations (the second is the user's). */
+const QUEUED_RUNS_LOCK = 0x6d616471;
 
 /** Events read at a time to build an ended run's pages. */
 const PAGE_SOURCE_ROWS = 5000;
@@ -54,11 +58,16 @@ export class DrizzleRunRepository implements RunRepository {
           .set({ idempotencyKey: null })
           .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey), lt(r.createdAt, options.idempotentSince)));
       }
+      const limited = options.maxQueued !== undefined && input.status === 'queued';
+      // Concurrent queued creations for one user (on any replica) take turns, so each counts the others'.
+      if (limited) await this.lockUser(tx, input.userId);
       const values: Record<string, unknown> = { ...fields, createdAt: now };
       const insert = this.shapedStatement('insert', values, '', (set) => (db) =>
         db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
       );
       const [created] = await insert(tx, withoutNulls(values));
+      // Counted after the insert, this one included; throwing rolls the insert back.
+      if (created && limited && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
       if (created) return { run: created, created: true };
       // Only a key collision skips the insert, and then the run holding the key is committed.
       const [existing] = await tx
@@ -67,6 +76,28 @@ export class DrizzleRunRepository implements RunRepository {
         .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey!)));
       return { run: existing!, created: false };
     });
+  }
+
+  countQueuedRuns(userId: string): Promise<number> {
+    return this.adapter.run((db) => this.queuedOf(db, userId));
+  }
+
+  private async queuedOf(db: Db, userId: string): Promise<number> {
+    const r = this.t.runs;
+    const [queued] = await db
+      .select({ n: count() })
+      .from(r)
+      .where(and(eq(r.userId, userId), eq(r.status, 'queued')));
+    return queued?.n ?? 0;
+  }
+
+  /**
+   * Holds the user's lock until the transaction ends: on PostgreSQL an advisory lock (the rows
+   * to count may not exist yet, so no row lock would do); SQLite runs one transaction at a time.
+   */
+  private async lockUser(tx: Db, userId: string): Promise<void> {
+    if (this.adapter.dialect !== 'postgres') return;
+    await tx.execute(sql`select pg_advisory_xact_lock(${QUEUED_RUNS_LOCK}, hashtext(${userId}))`);
   }
 
   findRun(id: string): Promise<RunRecord | undefined> {
@@ -108,35 +139,6 @@ export class DrizzleRunRepository implements RunRepository {
 
   updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
     return this.adapter.run((db) => this.update(db, id, changes, onlyIf));
-  }
-
-  async addUsage(id: string, delta: Partial<RunUsage>): Promise<void> {
-    const r = this.t.runs;
-    const add = this.shapedStatement('usage', {}, '', () => (db) =>
-      db
-        .update(r)
-        .set({
-          modelCalls: sql`${r.modelCalls} + ${sql.placeholder('modelCalls')}`,
-          toolCalls: sql`${r.toolCalls} + ${sql.placeholder('toolCalls')}`,
-          inputTokens: sql`${r.inputTokens} + ${sql.placeholder('inputTokens')}`,
-          outputTokens: sql`${r.outputTokens} + ${sql.placeholder('outputTokens')}`,
-        })
-        .where(eq(r.id, sql.placeholder('id')))
-        .returning(),
-    );
-    await this.adapter.run((db) =>
-      add(db, { id, modelCalls: delta.modelCalls ?? 0, toolCalls: delta.toolCalls ?? 0, inputTokens: delta.inputTokens ?? 0, outputTokens: delta.outputTokens ?? 0 }),
-    );
-  }
-
-  appendEvent(
-    id: string,
-    data: string,
-    now: Date,
-    changes: RunChanges = {},
-    onlyIf?: readonly RunStatus[],
-  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
-    return this.adapter.transaction((tx) => this.append(tx, id, data, now, changes, onlyIf));
   }
 
   appendActiveEvent(id: string, data: string, now: Date): Promise<RunEventRecord | undefined> {

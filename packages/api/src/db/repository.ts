@@ -33,6 +33,19 @@ export interface MessageRecord {
   createdAt: Date;
 }
 
+/**
+ * Content bytes one page of messages holds at most (its first message always counts): a page is
+ * read, held and written in one go. A message larger than this comes without its content
+ * (ListedMessage), which is read off the event loop and sent in slices (`contentSlices`).
+ */
+export const MESSAGE_PAGE_BYTES = 1024 * 1024;
+
+/** A message as a page of a history gives it. */
+export interface ListedMessage extends Omit<MessageRecord, 'content'> {
+  /** Null when the content is over MESSAGE_PAGE_BYTES: read it with `contentSlices`. */
+  content: string | null;
+}
+
 export interface NewConversation {
   id: string;
   userId: string;
@@ -75,7 +88,7 @@ export interface AppendResult {
 
 export interface MessagePage {
   /** Oldest first. */
-  messages: MessageRecord[];
+  messages: ListedMessage[];
   /** Older messages exist before the first one. */
   hasMore: boolean;
 }
@@ -98,7 +111,6 @@ export interface ConversationRepository {
   /** Approvals of those runs and the users' approve_always grants. */
   readonly approvals: ApprovalRepository;
   ping(): Promise<void>;
-  createConversation(input: NewConversation): Promise<ConversationRecord>;
   /**
    * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing
    * and answers undefined). Count and insert are one step: concurrent creations for one user at
@@ -114,15 +126,25 @@ export interface ConversationRepository {
    * concurrent appends on one conversation lose nothing. Undefined when the conversation is gone.
    */
   appendMessages(conversationId: string, messages: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined>;
-  listMessages(conversationId: string): Promise<MessageRecord[]>;
   /**
-   * Messages after sequence `afterSeq`, oldest first: at most `page.count`, and no more than fit in
-   * `page.chars` characters of content (always at least one), so whole histories are read in
-   * pages of bounded size.
+   * Messages after sequence `afterSeq`, oldest first: at most `count`, and no more than fit in
+   * MESSAGE_PAGE_BYTES of content (always at least one), so whole histories are read in pages of
+   * bounded size. Sizes are read before contents: a page of huge messages is cut before any loads.
    */
-  messagesAfter(conversationId: string, afterSeq: number, page: { count: number; chars: number }): Promise<MessageRecord[]>;
-  /** The `limit` messages just before sequence `beforeSeq` (null: the latest), oldest first. */
+  messagesAfter(conversationId: string, afterSeq: number, count: number): Promise<ListedMessage[]>;
+  /**
+   * The messages just before sequence `beforeSeq` (null: the latest), oldest first: at most
+   * `limit`, and fewer when the newest of them already fill MESSAGE_PAGE_BYTES (always at least
+   * one). `hasMore` says older ones exist, so the first message's seq is the next page's cursor.
+   */
   messagesBefore(conversationId: string, beforeSeq: number | null, limit: number): Promise<MessagePage>;
+  /** The seq of a message of this conversation; undefined when it belongs to no or another conversation. */
+  messageSeq(conversationId: string, messageId: string): Promise<number | undefined>;
+  /**
+   * A large message's content (ListedMessage with null content) as text, in slices of a few
+   * hundred KiB, loaded off the event loop; nothing when the message is gone.
+   */
+  contentSlices(messageId: string): AsyncIterable<string>;
   /** A message of this conversation; undefined when it belongs to no or another conversation. */
   findMessage(conversationId: string, messageId: string): Promise<MessageRecord | undefined>;
   /** Non-summary messages, at most `limit` of the latest before sequence `beforeSeq`, oldest first. */

@@ -110,6 +110,20 @@ export interface RunListPage {
 export interface CreateRunOptions {
   /** A run with the same user and idempotency key created at or after this instant is the same request. */
   idempotentSince: Date;
+  /**
+   * For a run stored `queued`: how many of the user's runs may be queued at once, this one
+   * included, over every process sharing the database. Past it nothing is stored and
+   * QueuedRunLimitReached is thrown.
+   */
+  maxQueued?: number;
+}
+
+/** createRun's refusal of a queued run past CreateRunOptions.maxQueued. */
+export class QueuedRunLimitReached extends Error {
+  constructor(readonly max: number) {
+    super(`The user already has ${max} queued runs`);
+    this.name = 'QueuedRunLimitReached';
+  }
 }
 
 export interface RunRepository {
@@ -120,6 +134,8 @@ export interface RunRepository {
    * An older run's key is released, so a key may be reused after the window.
    */
   createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }>;
+  /** How many of the user's runs are queued, over every process sharing the database. */
+  countQueuedRuns(userId: string): Promise<number>;
   findRun(id: string): Promise<RunRecord | undefined>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;
@@ -130,31 +146,16 @@ export interface RunRepository {
    * to the run's own end, say). Undefined when the run is gone or the condition failed.
    */
   updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined>;
-  /** Adds to the usage counters. */
-  addUsage(id: string, delta: Partial<RunUsage>): Promise<void>;
   /**
-   * Stores the next event (seq = last_event_id + 1) and, in the same transaction, any `changes`
-   * (a final event and the status it implies land together). When the changes end a run of
-   * PAGED_RUN_MIN_EVENTS events or more, its frames are stored in pages too (`eventPagesAfter`). Concurrent appends get distinct,
-   * gapless seqs. With `onlyIf`, nothing is stored unless the run's status is one of those (a run
-   * ends once). Undefined when the run is gone or the condition failed.
-   */
-  appendEvent(
-    id: string,
-    data: string,
-    now: Date,
-    changes?: RunChanges,
-    onlyIf?: readonly RunStatus[],
-  ): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
-  /**
-   * appendEvent for an active run with no changes, the event every running run stores: the event
-   * stored, or undefined (nothing stored) when the run is gone or no longer active.
+   * Stores the next event of an active run (seq = last_event_id + 1), the event every running run
+   * stores; concurrent appends get distinct, gapless seqs. The event stored, or undefined (nothing
+   * stored) when the run is gone or no longer active.
    */
   appendActiveEvent(id: string, data: string, now: Date): Promise<RunEventRecord | undefined>;
   /**
    * Ends an active run in one statement and one transaction with its final event: the status and
-   * outcome, ended_at `now`, the lease released and `usage` added to the counters (pages stored
-   * as appendEvent does). Undefined when the run had already ended or is gone: then nothing changes.
+   * outcome, ended_at `now`, the lease released and `usage` added to the counters; a run of
+   * PAGED_RUN_MIN_EVENTS events or more gets its frames stored in pages too (`eventPagesAfter`). Undefined when the run had already ended or is gone: then nothing changes.
    */
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
   /** How many characters the events after `afterSeq` hold: what a follower at that point has yet to send. */

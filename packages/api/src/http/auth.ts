@@ -2,10 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { ApiKey } from '../settings.js';
-import type { AuthFailureLimiter } from './auth-failures.js';
-import type { Socket } from 'node:net';
-import { LOOPBACK_CLIENT, limitedAddress } from './client-address.js';
-import { loopbackOwner } from './loopback-owner.js';
+import { limitedAddress } from './client-address.js';
+import type { CredentialFailures } from './credential-failures.js';
 
 export const LOCAL_USER = 'local';
 
@@ -67,39 +65,10 @@ export function declareCaller(app: FastifyInstance): void {
 
 /**
  * Requires a caller on every route registered in `scope` (and its children); failed attempts
- * count toward the client address's limit.
+ * count toward the client's limit.
  */
-export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: AuthFailureLimiter): void {
-  const failureKey = failureKeys(failures);
+export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: CredentialFailures): void {
   scope.addHook('onRequest', async (request) => {
-    const address = limitedAddress(request.ip);
-    failures.check(failureKey(request.socket, address, false));
-    try {
-      request.caller = auth.identify(headerValue(request), address);
-    } catch (error) {
-      if (error instanceof UnauthorizedError) failures.recordFailure(failureKey(request.socket, address, true));
-      throw error;
-    }
+    request.caller = failures.guard(request, () => auth.identify(headerValue(request), limitedAddress(request.ip)));
   });
-}
-
-/**
- * What failed keys count against: the client's address, and for a loopback client also the local
- * account that owns its socket. Every account on the machine connects from loopback, so counting
- * by address alone let any of them lock all the others out with 30 bad keys a minute. The owner
- * is looked up (in the kernel's socket tables) once per connection, and only while some client
- * has failed; where it cannot be told, loopback clients share one count as before.
- */
-function failureKeys(failures: AuthFailureLimiter): (socket: Socket, address: string, failing: boolean) => string {
-  const owners = new WeakMap<Socket, string>();
-  return (socket, address, failing) => {
-    if (address !== LOOPBACK_CLIENT || (!failing && !failures.anyFailures)) return address;
-    let key = owners.get(socket);
-    if (key === undefined) {
-      const uid = loopbackOwner(socket);
-      key = uid === undefined ? address : `${address} uid ${uid}`;
-      owners.set(socket, key);
-    }
-    return key;
-  };
 }

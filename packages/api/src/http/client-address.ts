@@ -11,7 +11,9 @@ const IPV6_NETWORK_BITS = 64;
 /**
  * The address per-address limits count against. Every local user can connect from any address
  * in 127.0.0.0/8, so counting each separately let one user hold thousands of connections (the
- * service's file descriptors) or spread key guesses over them: loopback counts as one address.
+ * service's file descriptors) or spread key guesses over them: loopback counts as one address
+ * (which the connection and failed-key limits then split by local account where they can:
+ * connections.ts, credential-failures.ts).
  * For the same reason an IPv6 client counts as its /64 (a host with privacy addresses, or one
  * that picks a new address per connection, has 2^64 to choose from). An IPv4-mapped IPv6 address
  * counts as its IPv4 address.

@@ -17,27 +17,39 @@ export interface LoopbackPeer {
  * local account connects from the same loopback addresses, so the uid is what tells them apart.
  */
 export function loopbackOwner(peer: LoopbackPeer, tables: (file: string) => string = readTable): number | undefined {
-  const { remoteAddress, remotePort, localAddress, localPort } = peer;
-  if (remoteAddress === undefined || remotePort === undefined || localAddress === undefined || localPort === undefined) return undefined;
-  // The client's socket is the one whose local end is this connection's remote end, and back. A
-  // server listening on `::` sees an IPv4 client as `::ffff:a.b.c.d`: its socket is in the IPv4 table.
-  for (const [file, form] of [['/proc/net/tcp', asIPv4], ['/proc/net/tcp6', asIPv6]] as const) {
-    const client = form(remoteAddress);
-    const server = form(localAddress);
-    if (client === undefined || server === undefined) continue;
-    const uid = ownerIn(tableText(tables, file), `${client}:${hexPort(remotePort)}`, `${server}:${hexPort(localPort)}`);
-    if (uid !== undefined) return uid;
-  }
-  return undefined;
+  return loopbackOwners(tables)(peer);
 }
 
-function ownerIn(text: string, clientEnd: string, serverEnd: string): number | undefined {
+/**
+ * What loopbackOwner tells, for many connections from one reading of the socket tables: the
+ * tables are read once, when this is called, and each connection is then looked up in memory.
+ */
+export function loopbackOwners(tables: (file: string) => string = readTable): (peer: LoopbackPeer) => number | undefined {
+  const owners = TABLES.map(([file, form]) => [ownersIn(tableText(tables, file)), form] as const);
+  return ({ remoteAddress, remotePort, localAddress, localPort }) => {
+    if (remoteAddress === undefined || remotePort === undefined || localAddress === undefined || localPort === undefined) return undefined;
+    // The client's socket is the one whose local end is this connection's remote end, and back. A
+    // server listening on `::` sees an IPv4 client as `::ffff:a.b.c.d`: its socket is in the IPv4 table.
+    for (const [table, form] of owners) {
+      const client = form(remoteAddress);
+      const server = form(localAddress);
+      if (client === undefined || server === undefined) continue;
+      const uid = table.get(`${client}:${hexPort(remotePort)} ${server}:${hexPort(localPort)}`);
+      if (uid !== undefined) return uid;
+    }
+    return undefined;
+  };
+}
+
+/** Each socket's owner by its `local remote` ends, as the table writes them. */
+function ownersIn(text: string): Map<string, number> {
+  const owners = new Map<string, number>();
   for (const line of text.split('\n')) {
     // sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
     const fields = line.trim().split(/\s+/);
-    if (fields[1] === clientEnd && fields[2] === serverEnd) return Number(fields[7]);
+    if (fields.length > 7) owners.set(`${fields[1]} ${fields[2]}`, Number(fields[7]));
   }
-  return undefined;
+  return owners;
 }
 
 function tableText(tables: (file: string) => string, file: string): string {
@@ -47,6 +59,11 @@ function tableText(tables: (file: string) => string, file: string): string {
     return '';
   }
 }
+
+const TABLES = [
+  ['/proc/net/tcp', asIPv4],
+  ['/proc/net/tcp6', asIPv6],
+] as const;
 
 const readTable = (file: string): string => readFileSync(file, 'utf8');
 

@@ -38,9 +38,21 @@ export async function messageTokens(text: string): Promise<number> {
   return total;
 }
 
-/** Throws TooLargeError (`Message too large: <n> tokens (max <m>)`) for a message over `max` tokens. */
-export async function assertMessageFits(text: string, max: number): Promise<void> {
-  if (Buffer.byteLength(text, 'utf8') <= max) return;
+/** How large one message a client sends may be (MAX_MESSAGE_TOKENS, MAX_MESSAGE_BYTES). */
+export interface MessageLimits {
+  tokens: number;
+  /** UTF-8 bytes: a long run of whitespace is a few tokens but megabytes, and every later read of the conversation carries it. */
+  bytes: number;
+}
+
+/**
+ * Throws TooLargeError for a message over either limit: `Message too large: <n> bytes (max <m>)`,
+ * checked first as it costs one pass, else `Message too large: <n> tokens (max <m>)`.
+ */
+export async function assertMessageFits(text: string, limits: MessageLimits): Promise<void> {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > limits.bytes) throw new TooLargeError(`Message too large: ${bytes} bytes (max ${limits.bytes})`);
+  if (bytes <= limits.tokens) return;
   const tokens = await messageTokens(text);
-  if (tokens > max) throw new TooLargeError(`Message too large: ${tokens} tokens (max ${max})`);
+  if (tokens > limits.tokens) throw new TooLargeError(`Message too large: ${tokens} tokens (max ${limits.tokens})`);
 }

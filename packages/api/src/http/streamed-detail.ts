@@ -1,25 +1,67 @@
 import { Readable } from 'node:stream';
-import type { ConversationResponse, MessageResponse } from '@mada/protocol';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ConversationResponse } from '@mada/protocol';
+import type { OutgoingMessage } from '../conversations/service.js';
 
-/**
- * The conversation detail body, written as its messages are read: the same bytes Fastify's
- * serializer gives for ConversationDetailResponse (fields in schema order, messages last), but a
- * long conversation read by several clients is never held whole in memory. The stream pulls the
- * next page only as the client drains what was sent.
+/*
+ * Bodies holding messages, written as the messages are read: the same bytes Fastify's serializer
+ * gives for their schemas (fields in schema order), but a long conversation read by several
+ * clients is never held whole in memory, and a large message's content is escaped a slice at a
+ * time, never on the event loop all at once. Each stream pulls more only as the client drains what
+ * was sent, and gives other requests the event loop between pages and between slices: a stream
+ * pulls through promises alone, and while a fast client kept draining, one reader of a 60 MiB
+ * history held the loop for seconds at a time.
  */
-export function streamedDetail(head: ConversationResponse, pages: AsyncIterable<MessageResponse[]>): Readable {
+
+/** ConversationDetailResponse: the conversation's fields, then every message of `pages`. */
+export function streamedDetail(head: ConversationResponse, pages: AsyncIterable<OutgoingMessage[]>): Readable {
   return Readable.from(detailChunks(head, pages), { objectMode: false });
 }
 
-async function* detailChunks(head: ConversationResponse, pages: AsyncIterable<MessageResponse[]>): AsyncGenerator<string> {
+/** MessagePageResponse: `{"messages": [...], "has_more": <bool>}`. */
+export function streamedPage(messages: readonly OutgoingMessage[], hasMore: boolean): Readable {
+  return Readable.from(pageChunks(messages, hasMore), { objectMode: false });
+}
+
+async function* detailChunks(head: ConversationResponse, pages: AsyncIterable<OutgoingMessage[]>): AsyncGenerator<string> {
   // The head's last character is its closing brace; the messages go in its place.
   yield `${JSON.stringify(head).slice(0, -1)},"messages":[`;
   let separator = '';
   for await (const page of pages) {
+    await nextTurn();
     for (const message of page) {
-      yield separator + JSON.stringify(message);
+      yield separator;
+      yield* messageChunks(message);
       separator = ',';
     }
   }
   yield ']}';
+}
+
+async function* pageChunks(messages: readonly OutgoingMessage[], hasMore: boolean): AsyncGenerator<string> {
+  yield '{"messages":[';
+  for (const [i, message] of messages.entries()) {
+    if (i > 0) yield ',';
+    yield* messageChunks(message);
+  }
+  yield `],"has_more":${hasMore}}`;
+}
+
+/** One MessageResponse: id, role, content, token_count, is_summary, created_at. */
+async function* messageChunks({ fields, content }: OutgoingMessage): AsyncGenerator<string> {
+  const { id, role, ...rest } = fields;
+  const tail = `,${JSON.stringify(rest).slice(1)}`;
+  const start = `${JSON.stringify({ id, role }).slice(0, -1)},"content":`;
+  if (typeof content === 'string') {
+    yield start + JSON.stringify(content) + tail;
+    return;
+  }
+  yield `${start}"`;
+  // Slices end on whole characters, and JSON escapes each character on its own: the pieces join
+  // into the escape of the whole content.
+  for await (const slice of content) {
+    yield JSON.stringify(slice).slice(1, -1);
+    await nextTurn();
+  }
+  yield `"${tail}`;
 }

@@ -13,7 +13,10 @@ export interface RunSlot {
 export interface Admission {
   /** Whether the run has to wait for a place. */
   queued: boolean;
-  /** Queued runs ahead of this one when it asked (running ones are not counted); 0 when it starts at once. */
+  /**
+   * The same user's queued runs ahead of this one when it asked (running ones are not counted,
+   * other users' are not told of); 0 when it starts at once.
+   */
   ahead: number;
   /** Resolves when the run may execute; rejects with the signal's reason when it is cancelled first. */
   slot: Promise<RunSlot>;
@@ -54,7 +57,7 @@ export class RunQueue {
   admit(userId: string, signal?: AbortSignal): Admission {
     if (signal?.aborted) return { queued: false, ahead: 0, slot: Promise.reject(signal.reason ?? new CancelledWhileQueued()) };
     if (this.waiting.length === 0 && this.fits(userId)) return { queued: false, ahead: 0, slot: Promise.resolve(this.take(userId)) };
-    const ahead = this.waiting.length;
+    const ahead = this.waiting.filter((waiter) => waiter.userId === userId).length;
     const slot = new Promise<RunSlot>((resolve, reject) => {
       const waiter: Waiter = { userId, admit: resolve };
       this.waiting.push(waiter);
@@ -73,6 +76,11 @@ export class RunQueue {
     // The earliest waiter may fit already (another user's limit was the one reached).
     this.dispatch();
     return { queued: true, ahead, slot };
+  }
+
+  /** Whether a run of `userId` asking now would wait. */
+  wouldWait(userId: string): boolean {
+    return this.waiting.length > 0 || !this.fits(userId);
   }
 
   private fits(userId: string): boolean {

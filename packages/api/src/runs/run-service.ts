@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { PermissionMode } from '@mada/protocol';
-import { ACTIVE_RUN_STATUSES, type RunRecord, type RunRepository, type RunStatus, type RunUsage } from '../db/run-repository.js';
+import { ACTIVE_RUN_STATUSES, QueuedRunLimitReached, type RunRecord, type RunRepository, type RunStatus, type RunUsage } from '../db/run-repository.js';
 import { emptyUsage, type RunUsage as AgentUsage } from '../agents/run-usage.js';
 import { errorMessage } from '../util/error-message.js';
 import { loggableError } from '../util/loggable-error.js';
 import type { Log } from '../util/log.js';
 import { encodeEvent } from './encode-event.js';
 import type { RunEventBus } from './event-bus.js';
-import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError } from './errors.js';
+import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError, TooManyQueuedRunsError } from './errors.js';
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { Admission, RunQueue } from './run-queue.js';
 import { isTextFrame, mergeTextFrames } from './text-frames.js';
@@ -65,6 +65,8 @@ export interface RunServiceOptions {
   queue: RunQueue;
   /** How long a run's lease lasts without renewal: after it, any replica declares the run interrupted. */
   leaseMs: number;
+  /** Runs of one user queued at once, over every replica (MAX_QUEUED_RUNS_PER_USER); more get 429. */
+  maxQueuedPerUser?: number;
   /** Ended runs older than this are deleted by the sweep; 0 keeps them. */
   retentionHours: number;
   now?: () => Date;
@@ -165,11 +167,11 @@ export class RunService {
           leaseOwner: this.owner,
           leaseUntil: new Date(now.getTime() + this.options.leaseMs),
         },
-        { idempotentSince },
+        { idempotentSince, ...(this.options.maxQueuedPerUser === undefined ? {} : { maxQueued: this.options.maxQueuedPerUser }) },
       );
     } catch (error) {
       giveBack(admission, controller);
-      throw error;
+      throw error instanceof QueuedRunLimitReached ? new TooManyQueuedRunsError(error.max) : error;
     }
     const { run, created } = stored;
     if (!created) {
@@ -181,6 +183,18 @@ export class RunService {
     const finished = this.execute(run, job(run), controller, admission);
     this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
     return { run, created: true };
+  }
+
+  /**
+   * 429 when a run of `userId` starting now would be queued and the user already has
+   * MAX_QUEUED_RUNS_PER_USER queued. start() enforces the limit itself; a route that stores
+   * something before starting its run (a conversation turn's user message) asks first, so that
+   * a refused turn leaves nothing behind.
+   */
+  async checkQueueRoom(userId: string): Promise<void> {
+    const max = this.options.maxQueuedPerUser;
+    if (max === undefined || !this.options.queue.wouldWait(userId)) return;
+    if ((await this.options.store.countQueuedRuns(userId)) >= max) throw new TooManyQueuedRunsError(max);
   }
 
   /** The run as stored; 404 unknown, 403 another user's. */
@@ -409,8 +423,9 @@ export class InterruptSignal extends Error {
   }
 }
 
+/** Counts only the user's own runs ahead: how busy the service is with other users' is theirs. */
 const queuedMessage = (ahead: number): string =>
-  `Queued: ${ahead === 0 ? 'no other run' : ahead === 1 ? '1 run' : `${ahead} runs`} ahead of this one, waiting for a free place`;
+  `Queued: ${ahead === 0 ? 'none of your runs' : ahead === 1 ? '1 of your runs' : `${ahead} of your runs`} ahead of this one, waiting for a free place`;
 
 interface Ending {
   status: EndStatus;

@@ -49,6 +49,8 @@ export class RunSweeper {
       const timer = setTimeout(() => {
         const running = sweep().catch(this.options.onError);
         this.inFlight.add(running);
+        // Not awaited: the next sweep is scheduled when this one settles, and stop() awaits
+        // `inFlight`. `running` cannot reject: its errors went to onError just above.
         void running.finally(() => {
           this.inFlight.delete(running);
           schedule();

@@ -2,7 +2,6 @@ import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { openCheckedForWriting } from './checked-open.js';
 import { isProtectedGitPath, writesGitDirectoryLayout } from './sandbox/protected-paths.js';
-import { knownRepositoryFiles } from './sandbox/repository-census.js';
 import { protectedPathsFor } from './sandbox/tool-sandbox.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
@@ -50,7 +49,7 @@ export async function writeRealFile(path: string, content: string, context: Tool
   try {
     const stats = await handle.stat();
     // Every repository under the allowed paths, not only the ones around the working directory.
-    const protectedFiles = stats.nlink > 1 ? [...protectedPathsFor(context, context.workingDir), ...(await knownRepositoryFiles(context.sandbox))] : [];
+    const protectedFiles = stats.nlink > 1 ? [...protectedPathsFor(context, context.workingDir), ...(await context.host.repositories.knownFiles(context.sandbox))] : [];
     const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedFiles) : undefined;
     if (target !== undefined) throw new ToolError(`Refusing to write ${path}: it is another name (hard link) of the protected file ${target}`);
     await handle.truncate(0);

@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { z } from 'zod';
 import type { FileListRequest, SearchBackend } from './search/backend.js';
 import { rootGlob } from './search/patterns.js';
@@ -30,12 +30,11 @@ function relativePattern(pattern: string, root: string): string {
  * on the backend. Each file is stat'ed as soon as the backend reports it, while the search goes
  * on, and synchronously: a few microseconds each, far less than a round trip to the thread pool.
  */
-async function newestFirst(search: SearchBackend, request: FileListRequest, hidden: (path: string) => boolean): Promise<string[]> {
+async function newestFirst(search: SearchBackend, request: FileListRequest, shown: (path: string, stats: Stats) => boolean): Promise<string[]> {
   const dated: { path: string; mtime: number }[] = [];
   await search.listFiles(request, (path) => {
-    if (hidden(path)) return;
     const stats = lstatSync(path, { throwIfNoEntry: false });
-    if (stats?.isFile()) dated.push({ path, mtime: stats.mtimeMs });
+    if (stats?.isFile() && shown(path, stats)) dated.push({ path, mtime: stats.mtimeMs });
   });
   dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return dated.map((entry) => entry.path);
@@ -62,7 +61,7 @@ export function createGlobFilesTool(backend?: SearchBackend): Tool<typeof parame
         try {
           // DATA_DIR, `.env` and files the rules deny are never listed, whatever the backend saw.
           const shown = shownBySearch('glob_files', context);
-          files = await newestFirst(search, { root, glob, signal: context.signal }, (path) => !shown(path));
+          files = await newestFirst(search, { root, glob, signal: context.signal }, shown);
         } finally {
           session.dispose();
         }

@@ -23,7 +23,7 @@ const parameters = z.object({
   pattern: z
     .string()
     .max(GREP_MAX_PATTERN_CHARS, `pattern is longer than ${GREP_MAX_PATTERN_CHARS} characters; search for a shorter one`)
-    .describe('Regular expression searched line by line, e.g. "def \\w+_handler", "TODO|FIXME"'),
+    .describe('Regular expression searched line by line, e.g. "def test_\\w+", "TODO|FIXME"'),
   path: z.string().optional().describe('File or directory to search, absolute or relative to the working directory (default: the working directory)'),
   file_glob: z.string().optional().describe('Only search files matching this glob: "*.py" (any depth), "src/**/*.ts" (from path), "!*.test.ts" (exclude)'),
   context_lines: z.number().int().min(0).max(50).default(0).describe('Lines of context to show before and after each match (default 0)'),

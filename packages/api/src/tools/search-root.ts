@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
+import type { Identity } from './sandbox/paths.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
 
@@ -7,12 +8,14 @@ import { errnoCode, ToolError } from './tool-errors.js';
  * Which files a search may show: never DATA_DIR or `.env`, and never a file the approval rules
  * deny this tool. Rules judge the path a call names; a search of a directory above a denied one
  * (a rule on `<project>/secret/**`) reads the files below it, and showed what the rule keeps from a
- * call on each of them.
+ * call on each of them. Made once per search: `stats`, a regular file's own lstat when the search
+ * took one, spares a second look at the file.
  */
-export function shownBySearch(tool: string, context: ToolContext): (path: string) => boolean {
+export function shownBySearch(tool: string, context: ToolContext): (path: string, stats?: Identity) => boolean {
+  const hidden = context.sandbox.hiddenFilter();
   const denied = context.approval?.rules.deniedPaths(tool);
-  if (denied === undefined) return (path) => !context.sandbox.isHidden(path);
-  return (path) => !context.sandbox.isHidden(path) && !denied(path);
+  if (denied === undefined) return (path, stats) => !hidden(path, stats);
+  return (path, stats) => !hidden(path, stats) && !denied(path);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { SearchBackend } from './search/backend.js';
 import { javascriptBackend } from './search/javascript.js';
 import { createRipgrepBackend } from './search/ripgrep.js';
-import { defaultSearchBackend, findExecutable } from './search/select.js';
+import { findExecutable } from './search/select.js';
 import { safeSearchPath } from './sandbox/exec/environment.js';
 import { toolSandbox } from './sandbox/tool-sandbox.js';
 import type { ToolContext } from './tool.js';
@@ -21,7 +21,7 @@ export async function searchSession(context: ToolContext, root: string): Promise
   const searchPath = safeSearchPath(process.env.PATH, context.sandbox.roots);
   const sandbox = await toolSandbox(context, 'read', searchPath, root);
   const { launcher } = sandbox;
-  if (sandbox.availability.state === 'disabled') return { backend: defaultSearchBackend(), dispose: () => {} };
+  if (sandbox.availability.state === 'disabled') return { backend: context.host.searchBackend.get(), dispose: () => {} };
   const rg = findExecutable('rg', searchPath);
   if (launcher === undefined || rg === undefined) return { backend: javascriptBackend, dispose: () => launcher?.dispose() };
   return {

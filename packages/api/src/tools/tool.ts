@@ -3,7 +3,9 @@ import type { z } from 'zod';
 import type { Settings } from '../settings.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 import type { Log } from '../util/log.js';
+import type { GitlinkGuard } from './sandbox/gitlink-guard.js';
 import type { PathSandbox } from './sandbox/paths.js';
+import type { ToolHost } from './tool-host.js';
 
 /** What every tool returns (the agent reads its text rendering; docs/api.md, "Agents and tools"). */
 export interface ToolResult {
@@ -54,6 +56,10 @@ export interface ToolContext {
   workingDir: string;
   sandbox: PathSandbox;
   settings: ToolSettings;
+  /** The service's gitlink guard: `bash` has it check the indexes around each command. */
+  gitlinks: GitlinkGuard;
+  /** What the service found of this machine at start-up: the sandbox, the toolchains, the search backend. */
+  host: ToolHost;
   /** Aborted when the run is cancelled (client gone, timeout): tools stop and kill their children. */
   signal: AbortSignal;
   spawnAgent?: SubAgentRunner;

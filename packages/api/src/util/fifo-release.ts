@@ -30,6 +30,8 @@ export function releaseFifoWaits(pid: number | undefined, places: FifoPlaces): (
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
+    // Not awaited: a timer callback has no one to hand it to, and `busy` keeps one look at a time.
+    // It cannot reject: a look that fails is caught here and releases nothing.
     void anyWaitsOnFifo(pid)
       .then((waiting) => (waiting ? releaseFifos(places) : 0))
       .catch(() => 0)

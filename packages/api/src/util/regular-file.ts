@@ -42,6 +42,31 @@ export function readRegularFileWithStatsSync(path: string | Buffer, maxBytes: nu
   }
 }
 
+/**
+ * At most the first `maxBytes` of a regular file (opened without blocking), undefined for
+ * anything else or any error: for files whose meaning is in their first bytes (a `gitdir:` file),
+ * which a command may have padded to gigabytes.
+ */
+export function readRegularFilePrefixSync(path: string, maxBytes: number): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(maxBytes);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    return buffer.subarray(0, length);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** readRegularFileSync without blocking the event loop. */
 export async function readRegularFile(path: string, maxBytes: number): Promise<Buffer | undefined> {
   let handle;

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ResourceLimits } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 
 /**
@@ -21,6 +22,11 @@ export interface WorkerPoolOptions {
   maxThreads?: number;
   /** How long an idle thread is kept for the next task (default 60 s). */
   idleTimeoutMs?: number;
+  /**
+   * Each thread's heap limits: a task that needs more ends its thread (the task rejects with
+   * ERR_WORKER_OUT_OF_MEMORY) instead of the whole process running out.
+   */
+  resourceLimits?: ResourceLimits;
 }
 
 /**
@@ -47,6 +53,7 @@ export function createWorkerPool<Task, Result>(module: URL, options: WorkerPoolO
       maxThreads: options.maxThreads ?? Math.min(4, availableParallelism()),
       idleTimeout: options.idleTimeoutMs ?? 60_000,
       execArgv: loaderArgs(module),
+      ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
     }));
   return {
     run: (task, signal) => pool().run(task, { signal }) as Promise<Result>,

@@ -4,6 +4,8 @@ import type { ConversationRepository, NewMessage } from '../../src/db/repository
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
 const at = (iso: string) => new Date(iso);
+/** Conversations a user may have: more than any test makes. */
+const NO_LIMIT = { max: 1000, activeSince: null };
 const message = (content: string, role = 'user', tokenCount = content.length): NewMessage => ({ id: randomUUID(), role, content, tokenCount });
 
 describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
@@ -16,8 +18,10 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
   });
   afterEach(async () => db.drop());
 
-  const create = (userId: string, now = at('2026-01-01T00:00:00.000Z'), title: string | null = null) =>
-    repo.createConversation({ id: randomUUID(), userId, agentType: 'explore', workingDir: '.', title, now });
+  const create = async (userId: string, now = at('2026-01-01T00:00:00.000Z'), title: string | null = null) =>
+    (await repo.createConversationWithin({ id: randomUUID(), userId, agentType: 'explore', workingDir: '.', title, now }, NO_LIMIT))!;
+  /** Every stored message of a conversation, summaries included, oldest first: read a page at a time as the service does. */
+  const allMessages = (conversationId: string) => repo.messagesAfter(conversationId, 0, 1000);
 
   it('stores a conversation with its defaults and finds it by id', async () => {
     const created = await create('alice');
@@ -37,7 +41,7 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
     ]);
     const stored = await repo.findConversation(conversation.id);
     expect(stored).toMatchObject({ title: 'hello', totalTokens: 5 + 8 + 5, updatedAt: now, lastSeq: 3 });
-    expect((await repo.listMessages(conversation.id)).map((m) => m.content)).toEqual(['hello', 'hi there', 'again']);
+    expect((await allMessages(conversation.id)).map((m) => m.content)).toEqual(['hello', 'hi there', 'again']);
   });
 
   it('answers undefined when appending to a conversation that is gone', async () => {
@@ -54,13 +58,13 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
         }),
       ),
     );
-    const messages = await repo.listMessages(conversation.id);
+    const messages = await allMessages(conversation.id);
     const stored = await repo.findConversation(conversation.id);
     expect(messages).toHaveLength(100);
     expect(messages.map((m) => m.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
     expect(stored?.totalTokens).toBe(messages.reduce((sum, m) => sum + m.tokenCount, 0));
     // Each pair stays together: a user message is always followed by its own answer.
-    for (let i = 0; i < 100; i += 2) expect(messages[i + 1]?.content).toBe(messages[i]?.content.replace('question', 'answer') + '!');
+    for (let i = 0; i < 100; i += 2) expect(messages[i + 1]?.content).toBe(messages[i]?.content?.replace('question', 'answer') + '!');
   });
 
   it('lists only the user’s conversations, most recently active first, with paging and a total', async () => {
@@ -89,7 +93,7 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
     await repo.appendMessages(conversation.id, [message('x')], { now: new Date(), titleIfUnset: null });
     expect(await repo.deleteConversation(conversation.id)).toBe(true);
     expect(await repo.deleteConversation(conversation.id)).toBe(false);
-    expect(await repo.listMessages(conversation.id)).toEqual([]);
+    expect(await allMessages(conversation.id)).toEqual([]);
     expect((await repo.listConversations('alice', { limit: 10, offset: 0, activeSince: null })).total).toBe(1);
   });
 
@@ -101,7 +105,7 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
     await repo.appendMessages(old.id, [message('old')], { now: at('2026-01-02T00:00:00.000Z'), titleIfUnset: null });
     expect(await repo.deleteIdleSince(at('2026-01-05T00:00:00.000Z'))).toBe(2);
     expect(await repo.findConversation(old.id)).toBeUndefined();
-    expect(await repo.listMessages(old.id)).toEqual([]);
+    expect(await allMessages(old.id)).toEqual([]);
     expect((await repo.listConversations('alice', { limit: 10, offset: 0, activeSince: null })).total).toBe(1);
     expect((await repo.listConversations('bob', { limit: 10, offset: 0, activeSince: null })).total).toBe(0);
   });
@@ -147,7 +151,7 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
       const applied = await repo.applySummary(conversation.id, { id: randomUUID(), content: 'S2', tokenCount: 5, upToSeq: second.at(-1)!.seq, upToId: second.at(-1)!.id, now: new Date() });
       // 67 + 20 new - 20 summarized - 7 old summary + 5 new summary
       expect(applied?.conversation.totalTokens).toBe(65);
-      const all = await repo.listMessages(conversation.id);
+      const all = await allMessages(conversation.id);
       const active = all.filter((x) => !x.isSummary);
       expect(applied?.conversation.totalTokens).toBe(active.reduce((n, x) => n + x.tokenCount, 0) + 5);
       expect((await repo.latestSummary(conversation.id))?.content).toBe('S2');

@@ -8,6 +8,10 @@ const at = (iso: string) => new Date(iso);
 const T0 = at('2026-02-01T10:00:00.000Z');
 const minutes = (n: number) => new Date(T0.getTime() + n * 60_000);
 const DAY_AGO = (now: Date) => new Date(now.getTime() - 24 * 3_600_000);
+const SUCCEEDED = { status: 'succeeded', response: null, error: null } as const;
+/** Conversations a user may have: more than any test makes. */
+const NO_LIMIT = { max: 1000, activeSince: null };
+const NO_USAGE = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
 const ENDING = { error: 'Run interrupted: the service stopped', eventData: '{"event":"error","error_message":"Run interrupted: the service stopped"}' };
 
 describe.each(DIALECTS)('run repository on %s', (dialect) => {
@@ -123,34 +127,35 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
     expect(await runs.updateRun(randomUUID(), { status: 'failed' })).toBeUndefined();
   });
 
-  it('adds usage without losing concurrent increments', async () => {
-    const run = await create();
-    await Promise.all(Array.from({ length: 30 }, () => runs.addUsage(run.id, { modelCalls: 1, inputTokens: 100, outputTokens: 7 })));
-    await runs.addUsage(run.id, { toolCalls: 2 });
-    expect(await runs.findRun(run.id)).toMatchObject({ modelCalls: 30, toolCalls: 2, inputTokens: 3000, outputTokens: 210 });
+  it('adds the usage to the counters when the run ends, once', async () => {
+    const run = await create({ status: 'running' });
+    const usage = { modelCalls: 30, toolCalls: 2, inputTokens: 3000, outputTokens: 210 };
+    await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, usage);
+    expect(await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, usage)).toBeUndefined();
+    expect(await runs.findRun(run.id)).toMatchObject({ status: 'succeeded', endedAt: T0, leaseOwner: null, ...usage });
   });
 
   it('numbers events 1, 2, 3 … without gaps under 50 concurrent appends, keeping their text exactly', async () => {
     const run = await create();
     const texts = Array.from({ length: 50 }, (_, i) => `{"event":"chunk","content":"part ${i} é😀\\u0001"}`);
-    const appended = await Promise.all(texts.map((text) => runs.appendEvent(run.id, text, T0)));
-    expect(appended.map((a) => a!.event.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const appended = await Promise.all(texts.map((text) => runs.appendActiveEvent(run.id, text, T0)));
+    expect(appended.map((a) => a!.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     const events = await runs.eventsAfter(run.id, 0, 100);
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(new Set(events.map((e) => e.data))).toEqual(new Set(texts));
-    for (const a of appended) expect(events[a!.event.seq - 1]!.data).toBe(a!.event.data);
+    for (const a of appended) expect(events[a!.seq - 1]!.data).toBe(a!.data);
     expect((await runs.findRun(run.id))?.lastEventId).toBe(50);
   });
 
   it('stores a running run’s next event as read back later, and nothing once the run has ended', async () => {
     const run = await create({ status: 'running' });
-    await runs.appendEvent(run.id, '{"event":"thinking"}', T0);
+    await runs.appendActiveEvent(run.id, '{"event":"thinking"}', T0);
     const texts = Array.from({ length: 20 }, (_, i) => `{"event":"chunk","data":"part ${i} é😀"}`);
     const appended = await Promise.all(texts.map((text, i) => runs.appendActiveEvent(run.id, text, minutes(i))));
     const events = await runs.eventsAfter(run.id, 1, 100);
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
     expect([...appended].sort((a, b) => a!.seq - b!.seq)).toEqual(events);
-    await runs.appendEvent(run.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: T0 });
+    await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, NO_USAGE);
     expect(await runs.appendActiveEvent(run.id, '{"event":"chunk","data":"late"}', T0)).toBeUndefined();
     expect(await runs.appendActiveEvent(randomUUID(), '{}', T0)).toBeUndefined();
     expect((await runs.findRun(run.id))?.lastEventId).toBe(22);
@@ -159,7 +164,7 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
 
   it('replays events after a given seq, a page at a time', async () => {
     const run = await create();
-    for (let i = 1; i <= 7; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
+    for (let i = 1; i <= 7; i++) await runs.appendActiveEvent(run.id, `{"n":${i}}`, T0);
     expect((await runs.eventsAfter(run.id, 2, 3)).map((e) => e.data)).toEqual(['{"n":3}', '{"n":4}', '{"n":5}']);
     expect((await runs.eventsAfter(run.id, 5, 100)).map((e) => e.seq)).toEqual([6, 7]);
     expect(await runs.eventsAfter(run.id, 7, 100)).toEqual([]);
@@ -169,7 +174,7 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
   it('renders a page of events as SSE frames, with or without id lines', async () => {
     const run = await create({ status: 'running' });
     const texts = Array.from({ length: 5 }, (_, i) => `{"event":"chunk","data":"part ${i} é😀 \\"q\\""}`);
-    for (const text of texts) await runs.appendEvent(run.id, text, T0);
+    for (const text of texts) await runs.appendActiveEvent(run.id, text, T0);
     const frames = (from: number, to: number, withIds: boolean) =>
       texts
         .slice(from, to)
@@ -184,7 +189,7 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
 
   it('renders a long page in seq order', async () => {
     const run = await create({ status: 'running' });
-    for (let i = 1; i <= 1200; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
+    for (let i = 1; i <= 1200; i++) await runs.appendActiveEvent(run.id, `{"n":${i}}`, T0);
     const page = await runs.eventFramesAfter(run.id, 100, 1000, true);
     expect(page?.lastSeq).toBe(1100);
     const seqs = [...page!.text.matchAll(/^id: (\d+)\ndata: \{"n":(\d+)\}$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
@@ -194,9 +199,9 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
   it('stores a long run’s frames in pages when it ends, and cuts the page at any seq', async () => {
     const run = await create({ status: 'running' });
     const texts = Array.from({ length: 1199 }, (_, i) => `{"event":"chunk","data":"${i % 300 === 3 ? 'é'.repeat(30_000) : `part ${i}`}"}`);
-    for (const text of texts) await runs.appendEvent(run.id, text, T0);
+    for (const text of texts) await runs.appendActiveEvent(run.id, text, T0);
     expect(await runs.eventPagesAfter(run.id, 0, 4)).toEqual([]);
-    await runs.appendEvent(run.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: T0 });
+    await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, NO_USAGE);
     const all = [...texts, '{"event":"done"}'].map((text, i) => `id: ${i + 1}\ndata: ${text}\n\n`);
     const readFrom = async (after: number) => {
       let text = '';
@@ -218,25 +223,25 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
 
   it('stores no pages for a short run', async () => {
     const run = await create({ status: 'running' });
-    for (let i = 0; i < 10; i++) await runs.appendEvent(run.id, `{"n":${i}}`, T0);
-    await runs.appendEvent(run.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: T0 });
+    for (let i = 0; i < 10; i++) await runs.appendActiveEvent(run.id, `{"n":${i}}`, T0);
+    await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, NO_USAGE);
     expect(await runs.eventPagesAfter(run.id, 0, 4)).toEqual([]);
   });
 
   it('stores a final event and the status it implies together', async () => {
     const run = await create({ status: 'running' });
-    await runs.appendEvent(run.id, '{"event":"thinking"}', minutes(1));
-    const last = await runs.appendEvent(run.id, '{"event":"done"}', minutes(2), { status: 'succeeded', endedAt: minutes(2), response: 'ok' });
+    await runs.appendActiveEvent(run.id, '{"event":"thinking"}', minutes(1));
+    const last = await runs.endRun(run.id, '{"event":"done"}', minutes(2), { ...SUCCEEDED, response: 'ok' }, NO_USAGE);
     expect(last?.event).toEqual({ runId: run.id, seq: 2, data: '{"event":"done"}', createdAt: minutes(2) });
     expect(last?.run).toMatchObject({ status: 'succeeded', lastEventId: 2, response: 'ok' });
-    expect(await runs.appendEvent(randomUUID(), '{}', T0)).toBeUndefined();
+    expect(await runs.endRun(randomUUID(), '{}', T0, SUCCEEDED, NO_USAGE)).toBeUndefined();
   });
 
   it('interrupts active runs whose lease ran out, with a last error event, and frees their conversation', async () => {
-    const conversation = await repo.createConversation({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 });
+    const conversation = (await repo.createConversationWithin({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 }, NO_LIMIT))!;
     const dead = await create({ status: 'running', conversationId: conversation.id, leaseUntil: minutes(1) });
     expect(await repo.acquireTurn(conversation.id, dead.id, T0, minutes(60))).toBe(true);
-    await runs.appendEvent(dead.id, '{"event":"thinking"}', T0);
+    await runs.appendActiveEvent(dead.id, '{"event":"thinking"}', T0);
     const alive = await create({ status: 'running', leaseUntil: minutes(10) });
     const finished = await create({ status: 'running', leaseUntil: minutes(1) });
     await runs.updateRun(finished.id, { status: 'succeeded', endedAt: minutes(1) });
@@ -256,7 +261,7 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
 
   it('deletes ended runs older than the cutoff with their events, and keeps the rest', async () => {
     const old = await create();
-    await runs.appendEvent(old.id, '{"event":"done"}', T0, { status: 'succeeded', endedAt: minutes(1) });
+    await runs.endRun(old.id, '{"event":"done"}', minutes(1), SUCCEEDED, NO_USAGE);
     const recent = await create();
     await runs.updateRun(recent.id, { status: 'failed', endedAt: minutes(100) });
     const active = await create({ status: 'running' });
@@ -268,9 +273,9 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
   });
 
   it('deletes a conversation’s runs and their events with the conversation', async () => {
-    const conversation = await repo.createConversation({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 });
+    const conversation = (await repo.createConversationWithin({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 }, NO_LIMIT))!;
     const run = await create({ conversationId: conversation.id });
-    await runs.appendEvent(run.id, '{"event":"thinking"}', T0);
+    await runs.appendActiveEvent(run.id, '{"event":"thinking"}', T0);
     const other = await create();
     expect(await repo.deleteConversation(conversation.id)).toBe(true);
     expect(await runs.findRun(run.id)).toBeUndefined();

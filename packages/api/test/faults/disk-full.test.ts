@@ -59,7 +59,7 @@ describe.skipIf(unavailable !== undefined)('DATA_DIR on a full file system', () 
     const path = join(dataDir, 'mada.db');
     const url = `sqlite:///${path}`;
     const repository = await openRepository({ dialect: 'sqlite', path, url });
-    t = await createTestApp({ env: { DATA_DIR: dataDir, MAX_MESSAGE_TOKENS: '1000000' }, database: { repository, url, drop: () => repository.close() } });
+    t = await createTestApp({ env: { DATA_DIR: dataDir, MAX_MESSAGE_TOKENS: '1000000', MAX_MESSAGE_BYTES: '2000000' }, database: { repository, url, drop: () => repository.close() } });
   });
   afterAll(async () => {
     await t?.close();

@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { AuthFailureLimiter, MAX_AUTH_FAILURES_PER_MINUTE } from '../../src/http/auth-failures.js';
 import { TooManyRequestsError } from '../../src/errors.js';
+import { canActAsAnotherAccount, nextLine, pythonAsAnotherAccount } from '../support/another-account.js';
 import { createTestApp } from '../support/app.js';
-
-/** The unprivileged account of Debian and most Linux systems. */
-const NOBODY = 65534;
 
 describe('the failed-authentication limit', () => {
   it('refuses an address after its 30th failure until its minute is over, and no other address', () => {
@@ -49,12 +46,8 @@ describe('the failed-authentication limit', () => {
 });
 
 describe('failed keys from loopback', () => {
-  /**
-   * Sends `count` requests with a wrong key as another local account (nobody), and gives their
-   * statuses. The client is the system's Python: a Node binary under root's home, as CI's Node 24
-   * is, cannot be run by another account.
-   */
-  function failAsAnotherAccount(base: string, count: number): Promise<number[]> {
+  /** Sends `count` requests with a wrong key as another local account (nobody), and gives their statuses. */
+  async function failAsAnotherAccount(base: string, count: number): Promise<number[]> {
     const script = [
       'import json, sys, urllib.request, urllib.error',
       'out = []',
@@ -66,12 +59,10 @@ describe('failed keys from loopback', () => {
       '        out.append(error.code)',
       'print(json.dumps(out))',
     ].join('\n');
-    return new Promise((resolve, reject) => {
-      execFile('/usr/bin/python3', ['-c', script], { uid: NOBODY, gid: NOBODY, cwd: '/' }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as number[])));
-    });
+    return JSON.parse(await nextLine(pythonAsAnotherAccount(script))) as number[];
   }
 
-  it.runIf(process.getuid?.() === 0)("lock out the account that sent them, not the machine's other accounts (needs root to act as another account)", async () => {
+  it.runIf(canActAsAnotherAccount)("lock out the account that sent them, not the machine's other accounts (needs root to act as another account)", async () => {
     const t = await createTestApp({ env: { API_KEYS: 'ann:ann-key-0123456789' } });
     try {
       const base = await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { canActAsAnotherAccount, nextLine, pythonAsAnotherAccount } from '../support/another-account.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { openSocket, parseRaw, readUntilClosed, send } from '../support/raw-http.js';
 
@@ -83,6 +84,104 @@ describe('connections from loopback', () => {
     const extra = await socketFrom(base, '127.200.0.1');
     const refused = parseRaw(await readUntilClosed(extra));
     expect(refused).toEqual({ status: 429, body: { detail: 'Too many open connections from this address (max 3)' } });
+  });
+
+  /**
+   * As another local account (nobody), opens `count` connections and leaves them idle, then one
+   * more: its status line's code (empty when it got none) is the program's first line. The
+   * connections stay open until the program's input is closed.
+   */
+  const holdAsAnotherAccount = (base: string, count: number): { refused: Promise<string>; release(): void } => {
+    const { hostname, port } = new URL(base);
+    const child = pythonAsAnotherAccount(
+      [
+        'import socket, sys',
+        `held = [socket.create_connection((${JSON.stringify(hostname)}, ${port})) for _ in range(${count})]`,
+        `extra = socket.create_connection((${JSON.stringify(hostname)}, ${port}))`,
+        'extra.settimeout(10)',
+        'data = b""',
+        'while True:',
+        '    chunk = extra.recv(4096)',
+        '    if not chunk: break',
+        '    data += chunk',
+        'print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "", flush=True)',
+        'sys.stdin.read()',
+      ].join('\n'),
+    );
+    return { refused: nextLine(child), release: () => child.stdin!.end() };
+  };
+
+  it.runIf(canActAsAnotherAccount)("count per local account: another account's idle connections do not lock this one out (needs root)", async () => {
+    const base = await listening();
+    const limit = t!.settings.maxConnectionsPerAddress;
+    const other = holdAsAnotherAccount(base, limit);
+    try {
+      // The other account is held to the limit...
+      expect(await other.refused).toBe('429');
+      // ...and this one, on the same loopback address, still gets in, more than once at a time.
+      const mine = [await socketTo(base), await socketTo(base)];
+      expect((await send(base, { path: '/' })).status).toBe(200);
+      for (const socket of mine) socket.destroy();
+    } finally {
+      other.release();
+    }
+  });
+});
+
+describe('connections from loopback, while another account floods them', () => {
+  it.runIf(canActAsAnotherAccount)('let this account in even when the flood spends every reading of the socket tables, and close the flood (needs root)', async () => {
+    const base = await listening({ MAX_CONNECTIONS_PER_ADDRESS: '8' });
+    const { hostname, port } = new URL(base);
+    // Far more connections over the limit than the readings a second allow (20): without a
+    // reading left, this account's connection used to be refused with the flood's.
+    const other = pythonAsAnotherAccount(
+      [
+        'import socket, sys',
+        `address = (${JSON.stringify(hostname)}, ${port})`,
+        'held = [socket.create_connection(address) for _ in range(8)]',
+        'extra = [socket.create_connection(address) for _ in range(60)]',
+        'print("flooded", flush=True)',
+        'sys.stdin.readline()',
+        'closed = 0',
+        'for s in extra:',
+        '    s.settimeout(5)',
+        '    try:',
+        '        while s.recv(4096): pass',
+        '        closed += 1',
+        '    except OSError:',
+        '        closed += 1',
+        'print(closed, flush=True)',
+        'sys.stdin.read()',
+      ].join('\n'),
+    );
+    try {
+      expect(await nextLine(other)).toBe('flooded');
+      expect((await send(base, { path: '/' })).status).toBe(200);
+      const counted = nextLine(other);
+      other.stdin!.write('count\n');
+      // Every connection past the other account's limit is refused or, judged later, closed.
+      expect(await counted).toBe('60');
+    } finally {
+      other.stdin!.end();
+    }
+  });
+});
+
+describe('connections from a trusted proxy (TRUST_PROXY)', () => {
+  it('count only toward MAX_CONNECTIONS: they carry many clients', async () => {
+    const base = await listening({ TRUST_PROXY: '127.0.0.1', MAX_CONNECTIONS_PER_ADDRESS: '3', MAX_CONNECTIONS: '6' });
+    for (let i = 0; i < 5; i++) await socketTo(base);
+    expect((await send(base, { path: '/' })).status).toBe(200);
+    await socketTo(base);
+    const extra = await socketTo(base);
+    expect(parseRaw(await readUntilClosed(extra))).toEqual({ status: 503, body: { detail: 'Too many open connections (max 6)' } });
+  });
+
+  it('leave every other address under MAX_CONNECTIONS_PER_ADDRESS', async () => {
+    const base = await listening({ TRUST_PROXY: '127.0.0.2, 10.0.0.0/8', MAX_CONNECTIONS_PER_ADDRESS: '3' });
+    for (let i = 0; i < 3; i++) await socketFrom(base, '127.0.0.1');
+    const extra = await socketFrom(base, '127.0.0.1');
+    expect(parseRaw(await readUntilClosed(extra)).status).toBe(429);
   });
 });
 

@@ -12,7 +12,8 @@ import { startService } from '../support/service-process.js';
 const ALICE = { 'x-api-key': 'alice-key-0123456789' };
 const BOB = { 'x-api-key': 'bob-key-0123456789' };
 const KEYS = { API_KEYS: 'alice:alice-key-0123456789,bob:bob-key-0123456789' };
-const LIMITS = { ...KEYS, MAX_MESSAGE_TOKENS: '50', MAX_CONVERSATIONS_PER_USER: '2' };
+// Bytes high enough that the token limit is the one reached (MAX_MESSAGE_BYTES: its own test below).
+const LIMITS = { ...KEYS, MAX_MESSAGE_TOKENS: '50', MAX_MESSAGE_BYTES: '2000000', MAX_CONVERSATIONS_PER_USER: '2' };
 
 const long = 'word '.repeat(80);
 const tooLarge = { detail: `Message too large: ${countTokens(long)} tokens (max 50)` };
@@ -46,8 +47,10 @@ describe.each(DIALECTS)('message and conversation limits on %s', (dialect) => {
       await post(`/conversations/${id}/save`, { user_content: 'ok', assistant_content: long }),
       await post('/agents/run', { agent_type: 'explore', prompt: long, working_dir: t.workdir }),
       await post('/agents/stream', { agent_type: 'explore', prompt: long, working_dir: t.workdir }),
+      await post('/runs', { agent_type: 'explore', prompt: long, working_dir: t.workdir }),
     ];
     for (const response of refused) expect([response.status, response.json()]).toEqual([413, tooLarge]);
+    expect((await send(base, { path: '/runs', headers: ALICE })).json()).toMatchObject({ total: 0 });
     expect(model.requests).toHaveLength(0);
     expect((await send(base, { path: `/conversations/${id}`, headers: ALICE })).json()).toMatchObject({ messages: [] });
   });
@@ -120,6 +123,54 @@ describe.each(DIALECTS)('message and conversation limits on %s', (dialect) => {
     expect(detail.status).toBe(200);
     expect((detail.json() as { messages: { content: string }[] }).messages[0]!.content).toBe('word '.repeat(45));
     expect((await send(strictBase, { path: '/conversations/', headers: ALICE })).json()).toMatchObject({ total: 2 });
+  });
+});
+
+describe.each(DIALECTS)('the message size in bytes on %s, at the default limits', (dialect) => {
+  let model: ScriptedModel;
+  let t: TestApp;
+  let base: string;
+
+  beforeEach(async () => {
+    model = await startScriptedModel();
+    t = await createTestApp({ dialect, env: KEYS, model: { url: model.url } });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterEach(async () => {
+    await t.close();
+    await model.close();
+  });
+
+  const post = (path: string, body: object) => send(base, { method: 'POST', path, headers: ALICE, body });
+
+  it('refuses a megabyte of whitespace, a few thousand tokens, with 413 on every route, storing and running nothing', async () => {
+    const blank = ' '.repeat(1_100_000);
+    // Well within MAX_MESSAGE_TOKENS: the bytes alone refuse it.
+    expect(countTokens(blank)).toBeLessThan(32_000);
+    const id = ((await post('/conversations/', { working_dir: t.workdir })).json() as { id: string }).id;
+    const refused = [
+      await post(`/conversations/${id}/messages`, { content: blank }),
+      await post(`/conversations/${id}/stream`, { content: blank }),
+      await post(`/conversations/${id}/runs`, { content: blank }),
+      await post(`/conversations/${id}/save`, { user_content: blank, assistant_content: 'ok' }),
+      await post(`/conversations/${id}/save`, { user_content: 'ok', assistant_content: blank }),
+      await post('/agents/run', { agent_type: 'explore', prompt: blank, working_dir: t.workdir }),
+      await post('/agents/stream', { agent_type: 'explore', prompt: blank, working_dir: t.workdir }),
+      await post('/runs', { agent_type: 'explore', prompt: blank, working_dir: t.workdir }),
+    ];
+    for (const response of refused) expect([response.status, response.json()]).toEqual([413, { detail: 'Message too large: 1100000 bytes (max 262144)' }]);
+    expect(model.requests).toHaveLength(0);
+    expect((await send(base, { path: `/conversations/${id}`, headers: ALICE })).json()).toMatchObject({ messages: [], total_tokens: 0 });
+    expect((await send(base, { path: '/runs', headers: ALICE })).json()).toMatchObject({ total: 0 });
+  });
+
+  it('stores a message of exactly MAX_MESSAGE_BYTES, counting bytes of UTF-8, not characters', async () => {
+    const id = ((await post('/conversations/', { working_dir: t.workdir })).json() as { id: string }).id;
+    // 'é' is two bytes: both texts are 262,143 characters, the second one byte over the limit.
+    const atLimit = `é${' '.repeat(262_142)}`;
+    expect((await post(`/conversations/${id}/save`, { user_content: atLimit, assistant_content: 'ok' })).status).toBe(200);
+    const over = await post(`/conversations/${id}/save`, { user_content: `éé${' '.repeat(262_141)}`, assistant_content: 'ok' });
+    expect([over.status, over.json()]).toEqual([413, { detail: 'Message too large: 262145 bytes (max 262144)' }]);
   });
 });
 

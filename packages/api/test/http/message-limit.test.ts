@@ -24,7 +24,14 @@ describe('counting a client message against MAX_MESSAGE_TOKENS', () => {
 
   it('refuses a message over the limit with its size, and passes one within it uncounted', async () => {
     const tokens = await messageTokens(long);
-    await expect(assertMessageFits(long, 1000)).rejects.toThrow(`Message too large: ${tokens} tokens (max 1000)`);
-    await expect(assertMessageFits('x'.repeat(999), 1000)).resolves.toBeUndefined();
+    await expect(assertMessageFits(long, { tokens: 1000, bytes: 2_000_000 })).rejects.toThrow(`Message too large: ${tokens} tokens (max 1000)`);
+    await expect(assertMessageFits('x'.repeat(999), { tokens: 1000, bytes: 2_000_000 })).resolves.toBeUndefined();
+  });
+
+  it('refuses a message over the byte limit by its UTF-8 size, before counting its tokens', async () => {
+    const bytes = Buffer.byteLength(long);
+    await expect(assertMessageFits(long, { tokens: 1_000_000, bytes: 1_000_000 })).rejects.toThrow(`Message too large: ${bytes} bytes (max 1000000)`);
+    await expect(assertMessageFits('é'.repeat(500), { tokens: 1000, bytes: 999 })).rejects.toThrow('Message too large: 1000 bytes (max 999)');
+    await expect(assertMessageFits('é'.repeat(500), { tokens: 1000, bytes: 1000 })).resolves.toBeUndefined();
   });
 });

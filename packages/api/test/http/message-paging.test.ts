@@ -59,6 +59,51 @@ describe.each(DIALECTS)('reading long conversations over HTTP on %s', (dialect) 
     expect(Object.keys(body.messages[0]!)).toEqual(['id', 'role', 'content', 'token_count', 'is_summary', 'created_at']);
   });
 
+  it('sends messages larger than a page whole, characters of every UTF-8 length across the slices they are read in', async () => {
+    // 2, 3 and 4 bytes a character, none a multiple of the slices' size: slices end inside them unless cut with care.
+    const large = ['é😀€ "\\\n'.repeat(100_000), `${'x'.repeat(3_000_001)}😀`, ' \n'.repeat(700_000)];
+    const contents = ['first', large[0]!, 'between', large[1]!, large[2]!, 'last'];
+    const id = await conversationWith(contents);
+    const response = await get(`/conversations/${id}`);
+    const text = await response.text();
+    const body = JSON.parse(text) as { messages: Message[] };
+    expect(text).toBe(JSON.stringify(body));
+    expect(body.messages.map((message) => message.content)).toEqual(contents);
+    expect(Object.keys(body.messages[1]!)).toEqual(['id', 'role', 'content', 'token_count', 'is_summary', 'created_at']);
+
+    // A large message fills a page on its own: the page before 'last' is that message alone.
+    const latest = await page(`/conversations/${id}/messages?limit=2`);
+    expect([latest.messages.map((message) => message.content), latest.has_more]).toEqual([['last'], true]);
+    const alone = await (await get(`/conversations/${id}/messages?limit=2&before=${latest.messages[0]!.id}`)).text();
+    expect(alone).toBe(JSON.stringify({ messages: [body.messages[4]], has_more: true }));
+  });
+
+  it('stops a page early when its contents pass a megabyte, and paging back still gives every message once', async () => {
+    const sizes = [10, 400_000, 5, 300_000, 300_000, 300_000, 2_500_000, 7, 600_000, 600_000, 20, 1_100_000, 3, 3];
+    const contents = sizes.map((size, i) => `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26))));
+    const id = await conversationWith(contents);
+    const seen: Message[] = [];
+    const pages: string[][] = [];
+    let current = await page(`/conversations/${id}/messages?limit=200`);
+    for (;;) {
+      pages.unshift(current.messages.map((message) => message.content));
+      seen.unshift(...current.messages);
+      if (!current.has_more) break;
+      current = await page(`/conversations/${id}/messages?limit=200&before=${current.messages[0]!.id}`);
+    }
+    expect(seen.map((message) => message.content)).toEqual(contents);
+    expect(new Set(seen.map((message) => message.id)).size).toBe(contents.length);
+    for (const held of pages) {
+      const bytes = held.reduce((sum, content) => sum + Buffer.byteLength(content), 0);
+      // Within a megabyte, or one message that alone is larger.
+      expect(bytes <= 1024 * 1024 || held.length === 1).toBe(true);
+      expect(held.length).toBeGreaterThan(0);
+    }
+    // The newest page holds what fits, newest kept: 3, 3 and the 1.1 MB message are over a MiB together.
+    expect(pages.at(-1)).toEqual(contents.slice(-2));
+    expect(pages.length).toBeGreaterThan(5);
+  });
+
   it('sends an empty conversation with an empty message list', async () => {
     const id = await conversationWith([]);
     expect(((await (await get(`/conversations/${id}`)).json()) as { messages: unknown[] }).messages).toEqual([]);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_AUTH_FAILURES_PER_MINUTE } from '../../src/http/auth-failures.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { sample, scrape } from '../support/metrics.js';
 
@@ -75,6 +76,23 @@ describe('GET /metrics', () => {
       const right = await get({ authorization: 'Bearer scrape-token-abcdef' });
       expect(right.statusCode).toBe(200);
       expect(right.body).toContain('mada_http_requests_total');
+    });
+
+    it('counts wrong tokens with wrong API keys: past 30 a minute the client gets 429 for both', async () => {
+      const t = await open({ ...keys, METRICS_TOKEN: 'scrape-token-abcdef' });
+      const guess = (i: number) => t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer guess-${i}` } });
+      const statuses: number[] = [];
+      for (let i = 0; i < MAX_AUTH_FAILURES_PER_MINUTE + 1; i++) statuses.push((await guess(i)).statusCode);
+      expect(statuses).toEqual([...Array<number>(MAX_AUTH_FAILURES_PER_MINUTE).fill(401), 429]);
+      // The right token from the same client now waits out the minute too, and so does its API key.
+      const right = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-token-abcdef' } });
+      expect(right.statusCode).toBe(429);
+      expect(right.json().detail).toMatch(/^Too many failed authentication attempts\. Retry in \d+ seconds\.$/);
+      expect(right.headers['retry-after']).toBeDefined();
+      expect((await t.app.inject({ url: '/runs', headers: { 'x-api-key': 'alice-key-0123456789' } })).statusCode).toBe(429);
+      // Another client is not held up.
+      const elsewhere = await t.app.inject({ url: '/metrics', remoteAddress: '192.0.2.7', headers: { authorization: 'Bearer scrape-token-abcdef' } });
+      expect(elsewhere.statusCode).toBe(200);
     });
   });
 });

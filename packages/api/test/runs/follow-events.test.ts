@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ACTIVE_RUN_STATUSES, type RunEventRecord, type RunRepository } from '../../src/db/run-repository.js';
+import type { RunEventRecord, RunRepository } from '../../src/db/run-repository.js';
 import { LocalEventBus } from '../../src/runs/event-bus.js';
 import { followRunEvents, seenRun } from '../../src/runs/follow-events.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
@@ -9,6 +9,7 @@ import { parseEventFrames } from '../support/run-events.js';
 const T0 = new Date('2026-02-01T10:00:00.000Z');
 const chunk = (n: number): string => `{"event":"chunk","data":"part ${n} "}`;
 const DONE = '{"event":"done","mode":"default"}';
+const NO_USAGE = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
 
 /**
  * The follower behind GET /runs/{id}/events against a real store, with the in-process bus. The bus
@@ -52,12 +53,14 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
 
   /** Stores an event, then signals it the way `announce` says; returns the stored record. */
   const store = async (data: string, announce: 'with event' | 'bare' | 'silent'): Promise<RunEventRecord> => {
-    const ending = data === DONE ? { status: 'succeeded' as const, endedAt: T0 } : {};
-    const stored = await runs.appendEvent(runId, data, T0, ending, ACTIVE_RUN_STATUSES);
+    const stored =
+      data === DONE
+        ? (await runs.endRun(runId, data, T0, { status: 'succeeded', response: null, error: null }, NO_USAGE))?.event
+        : await runs.appendActiveEvent(runId, data, T0);
     if (!stored) throw new Error('the run refused the event');
-    if (announce === 'with event') await bus.publish(runId, stored.event);
+    if (announce === 'with event') await bus.publish(runId, stored);
     if (announce === 'bare') await bus.publish(runId);
-    return stored.event;
+    return stored;
   };
 
   const follow = (after = 0) => {

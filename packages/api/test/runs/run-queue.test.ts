@@ -22,12 +22,15 @@ describe('the run queue', () => {
     expect(queue.active).toBe(2);
   });
 
-  it('queues past the process limit, says how many wait ahead, and serves first in first out', async () => {
+  it("queues past the process limit, says how many of the user's own runs wait ahead, and serves first in first out", async () => {
     const queue = new RunQueue({ maxConcurrent: 1, maxPerUser: 5 });
     const first = queue.admit('ann');
     const second = queue.admit('bob');
     const third = queue.admit('cid');
-    expect([second.queued, second.ahead, third.queued, third.ahead]).toEqual([true, 0, true, 1]);
+    const fourth = queue.admit('bob');
+    // Other users' runs ahead are not told of: how busy the service is with them is theirs.
+    expect([second.queued, second.ahead, third.queued, third.ahead, fourth.ahead]).toEqual([true, 0, true, 0, 1]);
+    expect(queue.wouldWait('dan')).toBe(true);
     expect(await settled(second.slot)).toBe('pending');
     (await first.slot).release();
     expect(await settled(second.slot)).toBe('admitted');

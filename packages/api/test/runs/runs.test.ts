@@ -94,8 +94,8 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
     );
     const large = (i: number) => (count > 1000 ? i % 300 === 7 : i % 20 === 7);
     const texts = Array.from({ length: count }, (_, i) => JSON.stringify({ event: 'chunk', data: `${i}:${large(i) ? 'x'.repeat(40_000) : 'é😀 "q"'}` }));
-    for (const text of texts) await store.appendEvent(run.id, text, new Date());
-    await store.appendEvent(run.id, '{"event":"done","mode":"default"}', new Date(), { status: 'succeeded', endedAt: new Date() });
+    for (const text of texts) await store.appendActiveEvent(run.id, text, new Date());
+    await store.endRun(run.id, '{"event":"done","mode":"default"}', new Date(), { status: 'succeeded', response: null, error: null }, { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
     const expected = [...texts, '{"event":"done","mode":"default"}'].map((data, i) => ({ id: i + 1, data }));
     const whole = await readRunEvents(address, run.id, { headers: as('ann') });
     expect(whole.closedByServer).toBe(true);
@@ -113,11 +113,11 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
       { idempotentSince: new Date(0) },
     );
     const lookalikes = ['{"event":"chunk","data":"\\n\\ndata: {\\"event\\":\\"done\\"}"}', '{"event":"thinking","message":"data: {\\"event\\":\\"error\\"}"}'];
-    for (const text of lookalikes) await store.appendEvent(run.id, text, new Date());
+    for (const text of lookalikes) await store.appendActiveEvent(run.id, text, new Date());
     const seen: string[] = [];
     const followed = followRunEventsOver(address, run.id, (frame) => seen.push(frame.data), as('ann'));
     await until(async () => seen.length, (n) => n === 2, 'the stored frames to arrive');
-    await store.appendEvent(run.id, '{"event":"error","error_message":"Run cancelled"}', new Date(), { status: 'cancelled', endedAt: new Date() });
+    await store.endRun(run.id, '{"event":"error","error_message":"Run cancelled"}', new Date(), { status: 'cancelled', response: null, error: 'Run cancelled' }, { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
     await t.runs.bus.publish(run.id);
     const frames = await followed;
     expect(frames.map((f) => f.data)).toEqual([...lookalikes, '{"event":"error","error_message":"Run cancelled"}']);
@@ -370,5 +370,52 @@ describe.each(DIALECTS)('stored runs on %s', (dialect) => {
     expect(peak).toBeGreaterThan(1);
     const queued = await readRunEvents(address, started.at(-1)!, { headers: as('bob') });
     expect(queued.frames[0]?.data).toMatch(/^\{"event":"thinking","message":"Queued: /);
+  });
+
+  describe('queued', () => {
+    let release: { promise: Promise<void>; resolve: () => void };
+    const start = async (user: keyof typeof KEYS, prompt = 'wait') => post('/runs', { agent_type: 'plan', prompt }, user);
+    const idOf = async (response: Response) => ((await response.json()) as { id: string }).id;
+    const firstFrame = async (id: string, user: keyof typeof KEYS) => (await readRunEvents(address, id, { headers: as(user), maxFrames: 1 })).frames[0]?.data;
+
+    /** One place in all, taken by a run of Ann's that waits until released. */
+    async function oneBusyPlace(env: Record<string, string> = {}): Promise<string> {
+      await t.close();
+      await boot({ MAX_CONCURRENT_RUNS: '1', ...env });
+      release = deferred();
+      model.push(scripted.chunks('busy ', scripted.until(release.promise), 'done'));
+      const busy = await idOf(await start('ann'));
+      await until(() => runOf(busy), (run) => run.status === 'running', 'the first run to start');
+      return busy;
+    }
+    afterEach(() => release.resolve());
+
+    it("runs are told how many of the caller's own runs wait ahead of them, never another user's", async () => {
+      await oneBusyPlace();
+      for (let i = 0; i < 3; i++) expect((await start('bob')).status).toBe(202);
+      const ann1 = await idOf(await start('ann'));
+      const ann2 = await idOf(await start('ann'));
+      expect(await firstFrame(ann1, 'ann')).toBe('{"event":"thinking","message":"Queued: none of your runs ahead of this one, waiting for a free place"}');
+      expect(await firstFrame(ann2, 'ann')).toBe('{"event":"thinking","message":"Queued: 1 of your runs ahead of this one, waiting for a free place"}');
+    });
+
+    it('are at most MAX_QUEUED_RUNS_PER_USER of one user: one more gets 429, and other users still queue', async () => {
+      await oneBusyPlace({ MAX_QUEUED_RUNS_PER_USER: '2' });
+      const queued = [await idOf(await start('ann')), await idOf(await start('ann'))];
+      const refused = await start('ann');
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toEqual({ detail: 'Too many queued runs (max 2): wait for one to start or cancel one' });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await (await get('/runs?status=queued')).json()) as { total: number }).toMatchObject({ total: 2 });
+      // A conversation turn is refused before its message is stored.
+      const conversation = (await (await post('/conversations/', { agent_type: 'plan' })).json()) as { id: string };
+      expect((await post(`/conversations/${conversation.id}/runs`, { content: 'not stored' })).status).toBe(429);
+      expect(((await (await get(`/conversations/${conversation.id}`)).json()) as { messages: unknown[] }).messages).toEqual([]);
+      // Bob is not held up by Ann's queue.
+      expect((await start('bob')).status).toBe(202);
+      // A cancelled run makes room again.
+      expect((await post(`/runs/${queued[0]!}/cancel`, {})).ok).toBe(true);
+      expect((await start('ann')).status).toBe(202);
+    });
   });
 });

@@ -1,7 +1,8 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGlobFilesTool, globFilesTool } from '../../src/tools/glob-files.js';
+import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import { bothBackends } from './search/backends.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
@@ -82,6 +83,16 @@ describe.each(bothBackends)('glob_files ($name backend)', (backend) => {
     await symlink(ws.path('real'), ws.path('inside-link'));
     await symlink(ws.path('real/file.txt'), ws.path('file-link.txt'));
     expect((await glob({ pattern: '**/*.txt' })).data).toBe(ws.path('real/file.txt'));
+  });
+
+  it("never lists the service's .env, another name of it or a file under DATA_DIR", async () => {
+    const env = await ws.write('.env', 'API_KEYS=u:k\n');
+    await ws.write('data/mada.db', '');
+    await ws.write('src/app.ts', '');
+    await link(env, ws.path('src/innocent.txt'));
+    const sandbox = new PathSandbox([ws.root], [env], [env, ws.path('data')]);
+    const result = await tool.execute(tool.parameters.parse({ pattern: '**/*' }), ws.context({ sandbox }));
+    expect(result.data).toBe(ws.path('src/app.ts'));
   });
 
   it('says when nothing matches', async () => {

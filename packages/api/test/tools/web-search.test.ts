@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
 import { webSearchTool } from '../../src/tools/web-search.js';
-import { testSettings } from './workspace.js';
+import { testGitlinkGuard, testSettings } from './workspace.js';
+import { createToolHost } from '../../src/tools/tool-host.js';
 
 let fake: FakeSearxng;
 beforeEach(async () => {
@@ -23,7 +24,9 @@ function contextFor(settings: Partial<ToolSettings> = {}, signal = new AbortCont
   return {
     workingDir: tmpdir(),
     sandbox: new PathSandbox([tmpdir()]),
+    gitlinks: testGitlinkGuard,
     settings: { ...testSettings, searchEngineUrl: fake.url, ...fastRetries, ...settings },
+    host: createToolHost(),
     signal,
   };
 }

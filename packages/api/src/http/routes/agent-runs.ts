@@ -6,12 +6,12 @@ import { agentJob } from '../../runs/agent-job.js';
 import type { RunService } from '../../runs/run-service.js';
 import type { AddressFilter } from '../../util/address-hiding.js';
 import { awaitRun, streamLegacyRun } from '../legacy-run.js';
-import { assertMessageFits } from '../message-limit.js';
+import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 
 export interface AgentRunRoutesOptions {
   engine: AgentEngine;
   runs: RunService;
-  maxMessageTokens: number;
+  messageLimits: MessageLimits;
   /** What error texts may show of internal addresses. */
   filter: AddressFilter;
   approvals: ApprovalService;
@@ -21,7 +21,7 @@ export interface AgentRunRoutesOptions {
 const tags = ['agents'];
 const security = [{ ApiKey: [] }];
 
-export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = async (app, { engine, runs, approvals, maxMessageTokens, filter, pingIntervalMs }) => {
+export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = async (app, { engine, runs, approvals, messageLimits, filter, pingIntervalMs }) => {
   /**
    * Checks a request the way both routes do (400/413 before anything is stored) and stores its run.
    * A streamed run waits for the user's answer to an ask; nobody watches a blocking one, so its
@@ -29,7 +29,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
    */
   const start = async (userId: string, body: AgentRunRequest, streamed: boolean) => {
     const { agent_type, prompt, working_dir, mode } = body;
-    await assertMessageFits(prompt, maxMessageTokens);
+    await assertMessageFits(prompt, messageLimits);
     engine.agent(agent_type);
     const workingDir = engine.workingDirectory(working_dir);
     const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
@@ -50,7 +50,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
           'The run is stored like those of POST /runs; its id is in the `X-Run-Id` header. Closing the connection cancels it.',
         ].join(' '),
         body: AgentRunRequest,
-        response: { 200: AgentRunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 503: ErrorResponse },
+        response: { 200: AgentRunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) => {
@@ -82,6 +82,7 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
           400: ErrorResponse,
           413: ErrorResponse,
           422: ValidationErrorResponse,
+          429: ErrorResponse,
           503: ErrorResponse,
         },
       },

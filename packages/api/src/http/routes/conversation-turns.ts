@@ -23,19 +23,19 @@ import { ACTIVE_RUN_STATUSES, type RunRecord } from '../../db/run-repository.js'
 import { idempotencyOf } from '../idempotency-header.js';
 import { answerStarted } from '../run-started.js';
 import { awaitRun, streamLegacyRun } from '../legacy-run.js';
-import { assertMessageFits } from '../message-limit.js';
+import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 
 export interface TurnRoutesOptions {
   turns: TurnService;
   runs: RunService;
-  maxMessageTokens: number;
+  messageLimits: MessageLimits;
   approvals: ApprovalService;
   pingIntervalMs?: number;
 }
 
 const tags = ['conversations'];
 const security = [{ ApiKey: [] }];
-const turnErrors = { 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 503: ErrorResponse };
+const turnErrors = { 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse };
 
 interface TurnStart {
   conversationId: string;
@@ -55,6 +55,7 @@ interface TurnStart {
 async function startTurn({ turns, runs, approvals }: TurnRoutesOptions, start: TurnStart): Promise<{ run: RunRecord; created: boolean }> {
   // Refused before the user message is stored: a turn that cannot run leaves no trace.
   if (runs.isDraining) throw new ShuttingDownError();
+  await runs.checkQueueRoom(start.userId);
   // A retry is answered before the user message would be stored a second time.
   const earlier = await runs.repeated(start.userId, start.idempotency);
   if (earlier) return { run: earlier, created: false };
@@ -113,7 +114,7 @@ async function turnAnswer(turns: TurnService, runs: RunService, ended: RunRecord
 }
 
 export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, options) => {
-  const { runs, maxMessageTokens, pingIntervalMs } = options;
+  const { runs, messageLimits, pingIntervalMs } = options;
   app.post(
     '/conversations/:conversation_id/runs',
     {
@@ -134,7 +135,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
     },
     async (request, reply) => {
       const { content, mode, on_ask } = request.body;
-      await assertMessageFits(content, maxMessageTokens);
+      await assertMessageFits(content, messageLimits);
       const started = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,
@@ -170,7 +171,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      await assertMessageFits(request.body.content, maxMessageTokens);
+      await assertMessageFits(request.body.content, messageLimits);
       let fresh: TurnResult | undefined;
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
@@ -217,7 +218,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      await assertMessageFits(request.body.content, maxMessageTokens);
+      await assertMessageFits(request.body.content, messageLimits);
       const { run } = await startTurn(options, {
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { MessageRecord } from '../../db/repository.js';
+import type { Readable } from 'node:stream';
 import {
   ConversationDetailResponse,
   ConversationListResponse,
@@ -10,28 +10,27 @@ import {
   CreateConversationRequest,
   ErrorResponse,
   ListConversationsQuery,
-  type MessageResponse,
   MessagePageQuery,
   MessagePageResponse,
   SaveMessagesRequest,
   SaveMessagesResponse,
   ValidationErrorResponse,
 } from '@mada/protocol';
-import { assertMessageFits } from '../message-limit.js';
+import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 import { toConversationResponse, toMessageResponse, type ConversationService } from '../../conversations/service.js';
-import { streamedDetail } from '../streamed-detail.js';
+import { streamedDetail, streamedPage } from '../streamed-detail.js';
 import { queryValidationError } from '../validation-error.js';
 
 export interface ConversationRoutesOptions {
   conversations: ConversationService;
-  maxMessageTokens: number;
+  messageLimits: MessageLimits;
 }
 
 const ownedErrors = { 403: ErrorResponse, 404: ErrorResponse };
 const tags = ['conversations'];
 const security = [{ ApiKey: [] }];
 
-export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions> = async (app, { conversations, maxMessageTokens }) => {
+export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions> = async (app, { conversations, messageLimits }) => {
   app.post(
     '/conversations/',
     {
@@ -81,10 +80,7 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
     },
     async (request, reply) => {
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
-      const pages = mapPages(conversations.messagePages(conversation));
-      // The schema above documents the body; a stream goes out as written, past the serializer.
-      const untyped: FastifyReply = reply;
-      return untyped.type('application/json; charset=utf-8').send(streamedDetail(toConversationResponse(conversation), pages));
+      return sendStreamed(reply, streamedDetail(toConversationResponse(conversation), conversations.messagePages(conversation)));
     },
   );
 
@@ -103,12 +99,12 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
         response: { 200: MessagePageResponse, ...ownedErrors, 422: ValidationErrorResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
       const { limit, before } = request.query;
       const page = await conversations.messagePage(conversation, limit, before);
       if (!page) throw queryValidationError('before', 'Not a message of this conversation');
-      return { messages: page.messages.map(toMessageResponse), has_more: page.hasMore };
+      return sendStreamed(reply, streamedPage(page.messages, page.hasMore));
     },
   );
 
@@ -143,8 +139,8 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
       },
     },
     async (request) => {
-      await assertMessageFits(request.body.user_content, maxMessageTokens);
-      await assertMessageFits(request.body.assistant_content, maxMessageTokens);
+      await assertMessageFits(request.body.user_content, messageLimits);
+      await assertMessageFits(request.body.assistant_content, messageLimits);
       const conversation = await conversations.getOwned(request.params.conversation_id, request.caller.userId);
       const stored = await conversations.append(conversation, [
         { role: 'user', content: request.body.user_content },
@@ -156,6 +152,7 @@ export const conversationRoutes: FastifyPluginAsyncZod<ConversationRoutesOptions
   );
 };
 
-async function* mapPages(pages: AsyncIterable<MessageRecord[]>): AsyncGenerator<MessageResponse[]> {
-  for await (const page of pages) yield page.map(toMessageResponse);
+/** The schemas above document these bodies; a stream goes out as written, past the serializer. */
+function sendStreamed(reply: FastifyReply, body: Readable): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
 }

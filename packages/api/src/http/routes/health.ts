@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { HealthResponse, RootResponse, type ModelInfo } from '@mada/protocol';
-import type { Probe } from '../../health/probes.js';
+import { cachedProbe, type Probe } from '../../health/probes.js';
 
 export interface HealthOptions {
   version: string;
@@ -15,6 +15,10 @@ export interface HealthOptions {
 }
 
 export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, options) => {
+  // Every check answers at most once per PROBE_CACHE_MS, however many ask (probes.ts).
+  const database = cachedProbe(options.database);
+  const dependencies = Object.entries(options.dependencies).map(([name, probe]) => [name, cachedProbe(probe)] as const);
+  const facts = options.facts === undefined ? undefined : cachedProbe(options.facts);
   app.get(
     '/',
     { schema: { tags: ['health'], summary: 'Service name and version', response: { 200: RootResponse } } },
@@ -28,19 +32,18 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
         tags: ['health'],
         summary: 'Dependency checks',
         description:
-          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`).',
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`). Each check is asked at most once every 2 s; requests within that time share its answer.',
         response: { 200: HealthResponse, 503: HealthResponse },
       },
     },
     async (_request, reply) => {
-      const names = Object.keys(options.dependencies);
-      const [database, ...results] = await Promise.all([options.database(), ...names.map((n) => options.dependencies[n]!())]);
-      const checks: Record<string, string> = { database: database ?? 'error' };
-      names.forEach((name, i) => (checks[name] = results[i] ?? 'error'));
-      Object.assign(checks, (await options.facts?.()) ?? {});
+      const [databaseState, ...results] = await Promise.all([database(), ...dependencies.map(([, probe]) => probe())]);
+      const checks: Record<string, string> = { database: databaseState ?? 'error' };
+      dependencies.forEach(([name], i) => (checks[name] = results[i] ?? 'error'));
+      Object.assign(checks, (await facts?.()) ?? {});
       const healthy = results.every((r) => r === 'ok');
       const model = options.model === undefined ? {} : { model: options.model() };
-      if (database !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks, ...model });
+      if (databaseState !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks, ...model });
       return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks, ...model } as const;
     },
   );

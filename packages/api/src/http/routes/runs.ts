@@ -19,6 +19,7 @@ import { seenRun } from '../../runs/follow-events.js';
 import { toRunResponse } from '../../runs/run-response.js';
 import type { RunService } from '../../runs/run-service.js';
 import { idempotencyOf } from '../idempotency-header.js';
+import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 import { answerStarted } from '../run-started.js';
 import { lastEventId } from '../last-event-id.js';
 import { streamRunEvents } from '../run-event-stream.js';
@@ -27,6 +28,7 @@ export interface RunRoutesOptions {
   runs: RunService;
   engine: AgentEngine;
   approvals: ApprovalService;
+  messageLimits: MessageLimits;
   pingIntervalMs?: number;
 }
 
@@ -34,7 +36,7 @@ const tags = ['runs'];
 const security = [{ ApiKey: [] }];
 const ownedErrors = { 403: ErrorResponse, 404: ErrorResponse };
 
-export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { runs, engine, approvals, pingIntervalMs }) => {
+export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { runs, engine, approvals, messageLimits, pingIntervalMs }) => {
   app.post(
     '/runs',
     {
@@ -49,11 +51,12 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
         body: StartRunRequest,
         headers: IdempotencyHeaders,
         // 422 is the validation shape, or a detail string for a reused Idempotency-Key.
-        response: { 200: RunResponse, 202: RunResponse, 400: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse), 503: ErrorResponse },
+        response: { 200: RunResponse, 202: RunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse), 429: ErrorResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) => {
       const { agent_type, prompt, working_dir, mode, on_ask } = request.body;
+      await assertMessageFits(prompt, messageLimits);
       engine.agent(agent_type);
       const workingDir = engine.workingDirectory(working_dir);
       const started = await runs.start(

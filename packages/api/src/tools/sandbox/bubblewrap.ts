@@ -25,6 +25,12 @@ export interface SandboxSpec {
   hiddenPaths: readonly string[];
   /** Shown read-only: toolchains found on PATH outside the system directories, SANDBOX_READ_PATHS (see toolchainPaths). */
   toolchains: readonly string[];
+  /**
+   * Directories bound writable by descriptor (inherited by bwrap as `fd`), never by path: a
+   * checkpoint revert writes into the working directory its run started in, even when its path
+   * now leads elsewhere.
+   */
+  boundDirectories?: readonly { fd: number; target: string }[];
   /** The staged /etc (stageEtc). */
   etc: string;
   /** Size of the private /tmp (and so of HOME). */
@@ -66,6 +72,7 @@ export function sandboxMounts(spec: SandboxSpec): Mount[] {
     { kind: 'dir', target: SANDBOX_HOME },
     ...toolchains.map((path): Mount => ({ kind: 'ro-bind', source: path, target: path })),
     ...spec.allowedPaths.map((path): Mount => ({ kind: spec.writable ? 'bind' : 'ro-bind', source: path, target: path })),
+    ...(spec.boundDirectories ?? []).map(({ fd, target }): Mount => ({ kind: 'bind-fd', fd, target })),
   ];
   if (spec.writable) {
     // By real path and only inside the allowed paths: a link planted as `.git/hooks` must not
@@ -83,6 +90,10 @@ function mountArguments(mount: Mount): string[] {
       return ['--ro-bind', mount.source, mount.target];
     case 'bind':
       return ['--bind', mount.source, mount.target];
+    case 'bind-fd':
+      // Through bubblewrap's own /proc/self/fd, not `--bind-fd` (bubblewrap 0.8 and later only):
+      // it resolves the descriptor's link to the directory held, wherever its name now leads.
+      return ['--bind', `/proc/self/fd/${mount.fd}`, mount.target];
     case 'symlink':
       return ['--symlink', mount.linkTarget, mount.target];
     case 'tmpfs':

@@ -52,9 +52,50 @@ function readVarint(data: Buffer, at: number): { value: number; next: number } {
   let value = byte & 0x7f;
   while (byte & 0x80) {
     byte = data[at++] ?? 0;
-    value = ((value + 1) << 7) | (byte & 0x7f);
+    // Multiplied, not shifted: a long run of continuation bytes must not wrap to a negative length.
+    value = Math.min(Number.MAX_SAFE_INTEGER, (value + 1) * 128 + (byte & 0x7f));
   }
   return { value, next: at };
+}
+
+/**
+ * Version 4 names are each the previous one with some bytes cut off its end and others added: a
+ * file of N short entries can stand for N names of N bytes each. A real index's names decode to a
+ * few times its size at most; past this budget the file was written to be expensive, not by git.
+ */
+const NAME_BUDGET_FACTOR = 8;
+const NAME_BUDGET_SLACK = 1024 * 1024;
+const NAME_BUDGET_LIMIT = 256 * 1024 * 1024;
+const nameBudgetOf = (fileBytes: number): number => Math.min(NAME_BUDGET_LIMIT, fileBytes * NAME_BUDGET_FACTOR + NAME_BUDGET_SLACK);
+
+/**
+ * The running name of a version 4 index, edited in place: cutting and appending cost what is
+ * appended, never the length of the whole name, so reading stays linear in the file's size.
+ */
+class RunningName {
+  private bytes = Buffer.alloc(256);
+  private length = 0;
+
+  get size(): number {
+    return this.length;
+  }
+
+  /** Cuts `strip` bytes off the end and appends `data[from, to)`. */
+  replaceEnd(strip: number, data: Buffer, from: number, to: number): void {
+    const kept = this.length - strip;
+    const needed = kept + (to - from);
+    if (needed > this.bytes.length) {
+      const grown = Buffer.alloc(Math.max(needed, this.bytes.length * 2));
+      this.bytes.copy(grown, 0, 0, kept);
+      this.bytes = grown;
+    }
+    data.copy(this.bytes, kept, from, to);
+    this.length = needed;
+  }
+
+  toString(): string {
+    return this.bytes.toString('latin1', 0, this.length);
+  }
 }
 
 /** Parses an index whose object names are `hashBytes` long (20 for SHA-1, 32 for SHA-256). */
@@ -66,7 +107,8 @@ export function parseIndex(data: Buffer, hashBytes: number): GitIndex | undefine
   const end = data.length - hashBytes;
   const entries: IndexEntry[] = [];
   let at = HEADER_BYTES;
-  let previous = '';
+  const running = new RunningName();
+  let nameBudget = nameBudgetOf(data.length);
   for (let i = 0; i < count; i++) {
     const start = at;
     const flagsAt = start + STAT_BYTES + hashBytes;
@@ -79,8 +121,11 @@ export function parseIndex(data: Buffer, hashBytes: number): GitIndex | undefine
     if (version === 4) {
       const strip = readVarint(data, at);
       const nul = data.indexOf(0, strip.next);
-      if (nul < 0 || nul >= end || strip.value > previous.length) return undefined;
-      path = previous.slice(0, previous.length - strip.value) + data.toString('latin1', strip.next, nul);
+      if (nul < 0 || nul >= end || strip.value > running.size) return undefined;
+      running.replaceEnd(strip.value, data, strip.next, nul);
+      nameBudget -= running.size;
+      if (nameBudget < 0) return undefined;
+      path = running.toString();
       at = nul + 1;
     } else {
       const nul = data.indexOf(0, at);
@@ -95,7 +140,6 @@ export function parseIndex(data: Buffer, hashBytes: number): GitIndex | undefine
     // A sparse directory entry stands for a whole tree this code cannot see into.
     if ((mode & MODE_TYPE) === 0o040000) return undefined;
     entries.push(new IndexEntry(data, nameAt, nameEnd, version === 4 ? path : undefined, mode, start, flagsAt + (extended ? 4 : 2), extended));
-    previous = path;
   }
   // Extensions: an upper-case first letter is optional; a lower-case one (`link`: split index,
   // `sdir`) changes what the entries mean, so the index is not one this code can judge.
@@ -117,18 +161,23 @@ export const gitlinksOf = (index: GitIndex): string[] => index.entries.filter((e
  */
 export function serializeIndex(index: GitIndex, without: ReadonlySet<string>): Buffer {
   const kept = index.entries.filter((e) => !without.has(e.path));
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.write(SIGNATURE, 0, 'latin1');
-  header.writeUInt32BE(kept.some((e) => e.extended) ? 3 : 2, 4);
-  header.writeUInt32BE(kept.length, 8);
-  const parts: Buffer[] = [header];
-  for (const entry of kept) {
+  // One buffer of the final size: a part per entry cost the heap several objects per entry.
+  const sizes = kept.map((entry) => (entry.fixed.length + entry.path.length + 8) & ~7);
+  const bodyBytes = sizes.reduce((sum, size) => sum + size, HEADER_BYTES);
+  const hashBytes = index.hashBytes;
+  const out = Buffer.alloc(bodyBytes + hashBytes);
+  out.write(SIGNATURE, 0, 'latin1');
+  out.writeUInt32BE(kept.some((e) => e.extended) ? 3 : 2, 4);
+  out.writeUInt32BE(kept.length, 8);
+  let at = HEADER_BYTES;
+  kept.forEach((entry, i) => {
     const { fixed } = entry;
-    const name = Buffer.from(entry.path, 'latin1');
-    const size = (fixed.length + name.length + 8) & ~7;
-    parts.push(fixed, name, Buffer.alloc(size - fixed.length - name.length));
-  }
-  const body = Buffer.concat(parts);
-  const algorithm = index.hashBytes === 32 ? 'sha256' : 'sha1';
-  return Buffer.concat([body, createHash(algorithm).update(body).digest()]);
+    fixed.copy(out, at);
+    // The rest of the entry stays zero: the name's NUL and the padding.
+    out.write(entry.path, at + fixed.length, 'latin1');
+    at += sizes[i] as number;
+  });
+  const algorithm = hashBytes === 32 ? 'sha256' : 'sha1';
+  createHash(algorithm).update(out.subarray(0, bodyBytes)).digest().copy(out, bodyBytes);
+  return out;
 }

@@ -28,7 +28,8 @@ export interface SandboxAvailability {
   hostNetworkReason?: string;
 }
 
-type Usable = SandboxAvailability & { state: 'bubblewrap'; bwrapPath: string; prlimitPath: string; etc: string };
+/** A sandbox that works here: what a launcher needs. */
+export type Usable = SandboxAvailability & { state: 'bubblewrap'; bwrapPath: string; prlimitPath: string; etc: string };
 
 /** The refusal EXTENSIONS.md section 1 fixes, word for word. */
 export const sandboxUnavailableMessage = (why: string): string => `Shell tools need the sandbox (bubblewrap), which is not available: ${why}`;
@@ -83,8 +84,6 @@ export class SandboxLauncher {
 export const isAvailable = (availability: SandboxAvailability): availability is Usable =>
   availability.state === 'bubblewrap' && availability.bwrapPath !== undefined && availability.prlimitPath !== undefined && availability.etc !== undefined;
 
-const probes = new Map<string, Promise<SandboxAvailability>>();
-
 /** `true` in a sandbox with nothing allowed and the tools' kind of limits: what the start-up probes run. */
 function probeLaunch(found: Usable, network: boolean): Launch & { launcher: SandboxLauncher } {
   const spec = { allowedPaths: [], writable: false, network, readOnlyPaths: [], hiddenPaths: [], toolchains: [], tmpBytes: 1024 * 1024 };
@@ -121,6 +120,8 @@ function probeUserNetwork(found: Usable): Promise<SandboxAvailability> {
     child.once('close', (code) => {
       clearTimeout(timer);
       launcher.dispose();
+      // Not awaited: the probe's own promise resolves from here. `up` never rejects (a failed
+      // uplink resolves false), so nothing is lost.
       void up.then((ready) =>
         resolve(ready && code === 0 ? withSlirp : { ...found, hostNetworkReason: 'slirp4netns cannot uplink a sandbox here (is /dev/net/tun available?)' }),
       );
@@ -129,42 +130,53 @@ function probeUserNetwork(found: Usable): Promise<SandboxAvailability> {
 }
 
 /**
- * Whether tool processes can run sandboxed, checked once per bwrap binary. `disabled` is the
- * operator's choice (SANDBOX_ENABLED=false); `unavailable` makes the shell tools refuse.
+ * Whether tool processes can run sandboxed, checked once per bwrap binary by each instance: the
+ * service builds one at start-up (services.ts), so what it found decides every later call and a
+ * second service in the same process (tests) probes for itself. `disabled` is the operator's
+ * choice (SANDBOX_ENABLED=false); `unavailable` makes the shell tools refuse.
  */
-export function detectSandbox(
-  settings: { sandboxEnabled: boolean },
-  searchPath: string = safeSearchPath(process.env.PATH, []),
-): Promise<SandboxAvailability> {
-  if (!settings.sandboxEnabled) return Promise.resolve({ state: 'disabled', reason: 'SANDBOX_ENABLED=false: tools run under the text policy only' });
-  const bwrapPath = locateProgram('bwrap', searchPath);
-  if (bwrapPath === undefined) return Promise.resolve({ state: 'unavailable', reason: 'bubblewrap (bwrap) is not installed' });
-  const prlimitPath = locateProgram('prlimit', SYSTEM_PATH);
-  if (prlimitPath === undefined) return Promise.resolve({ state: 'unavailable', reason: 'prlimit (util-linux) is not installed in /usr/bin or /bin' });
-  let result = probes.get(bwrapPath);
-  if (result === undefined) {
-    const root = process.getuid?.() === 0;
-    const pidsCgroup = root ? findPidsCgroup() : undefined;
-    const shellPath = locateProgram('sh', SYSTEM_PATH);
-    const usable = async (): Promise<Usable> => ({
-      state: 'bubblewrap' as const,
-      reason: `bubblewrap at ${bwrapPath}`,
-      bwrapPath,
-      prlimitPath,
-      etc: await stageEtc(),
-      ...(pidsCgroup === undefined || shellPath === undefined ? {} : { cgroups: new PidsCgroupPool(pidsCgroup), shellPath }),
-    });
-    result = usable()
-      .then(probe, (error: unknown) => ({
-        state: 'unavailable' as const,
-        reason: `the sandbox's /etc could not be staged: ${error instanceof Error ? error.message : String(error)}`,
-      }))
-      .then((state) =>
-        isAvailable(state)
-          ? probeUserNetwork(state).catch((error: unknown) => ({ ...state, hostNetworkReason: `slirp4netns could not be tried: ${error instanceof Error ? error.message : String(error)}` }))
-          : state,
-      );
-    probes.set(bwrapPath, result);
+export class SandboxProbes {
+  private readonly probes = new Map<string, Promise<SandboxAvailability>>();
+
+  detect(settings: { sandboxEnabled: boolean }, searchPath: string = safeSearchPath(process.env.PATH, [])): Promise<SandboxAvailability> {
+    if (!settings.sandboxEnabled) return Promise.resolve({ state: 'disabled', reason: 'SANDBOX_ENABLED=false: tools run under the text policy only' });
+    const bwrapPath = locateProgram('bwrap', searchPath);
+    if (bwrapPath === undefined) return Promise.resolve({ state: 'unavailable', reason: 'bubblewrap (bwrap) is not installed' });
+    const prlimitPath = locateProgram('prlimit', SYSTEM_PATH);
+    if (prlimitPath === undefined) return Promise.resolve({ state: 'unavailable', reason: 'prlimit (util-linux) is not installed in /usr/bin or /bin' });
+    let result = this.probes.get(bwrapPath);
+    if (result === undefined) {
+      result = probeSandbox(bwrapPath, prlimitPath);
+      this.probes.set(bwrapPath, result);
+    }
+    return result;
   }
-  return result;
+}
+
+/** The sandbox as found now, with probes of its own (tests); the service asks its SandboxProbes. */
+export const detectSandbox = (settings: { sandboxEnabled: boolean }, searchPath?: string): Promise<SandboxAvailability> =>
+  new SandboxProbes().detect(settings, searchPath);
+
+function probeSandbox(bwrapPath: string, prlimitPath: string): Promise<SandboxAvailability> {
+  const root = process.getuid?.() === 0;
+  const pidsCgroup = root ? findPidsCgroup() : undefined;
+  const shellPath = locateProgram('sh', SYSTEM_PATH);
+  const usable = async (): Promise<Usable> => ({
+    state: 'bubblewrap' as const,
+    reason: `bubblewrap at ${bwrapPath}`,
+    bwrapPath,
+    prlimitPath,
+    etc: await stageEtc(),
+    ...(pidsCgroup === undefined || shellPath === undefined ? {} : { cgroups: new PidsCgroupPool(pidsCgroup), shellPath }),
+  });
+  return usable()
+    .then(probe, (error: unknown) => ({
+      state: 'unavailable' as const,
+      reason: `the sandbox's /etc could not be staged: ${error instanceof Error ? error.message : String(error)}`,
+    }))
+    .then((state) =>
+      isAvailable(state)
+        ? probeUserNetwork(state).catch((error: unknown) => ({ ...state, hostNetworkReason: `slirp4netns could not be tried: ${error instanceof Error ? error.message : String(error)}` }))
+        : state,
+    );
 }

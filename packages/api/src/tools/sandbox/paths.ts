@@ -20,7 +20,7 @@ export class PathHiddenError extends PathOutsideError {
   }
 }
 
-interface Identity {
+export interface Identity {
   dev: number;
   ino: number;
 }
@@ -121,13 +121,22 @@ export class PathSandbox {
    * file, which a path comparison alone would miss.
    */
   isHidden(realPath: string): boolean {
-    if (this.hiddenPaths.some((hidden) => isWithin(hidden, realPath))) return true;
-    const candidate = identityOf(realPath);
-    if (candidate === undefined) return false;
-    return this.hiddenPaths.some((hidden) => {
-      const identity = identityOf(hidden);
-      return identity !== undefined && identity.dev === candidate.dev && identity.ino === candidate.ino;
-    });
+    return this.hiddenFilter()(realPath);
+  }
+
+  /**
+   * isHidden for the many paths of one search. The hidden files' identities are taken once, not
+   * once per path, and a path's own is looked up only when there is a hidden file to compare it
+   * with: `stats` is the path's stat when the caller took one already (a regular file's lstat).
+   */
+  hiddenFilter(): (realPath: string, stats?: Identity) => boolean {
+    const identities = this.hiddenPaths.map(identityOf).filter((identity) => identity !== undefined);
+    return (realPath, stats) => {
+      if (this.hiddenPaths.some((hidden) => isWithin(hidden, realPath))) return true;
+      if (identities.length === 0) return false;
+      const candidate = stats ?? identityOf(realPath);
+      return candidate !== undefined && identities.some((identity) => identity.dev === candidate.dev && identity.ino === candidate.ino);
+    };
   }
 
   /**

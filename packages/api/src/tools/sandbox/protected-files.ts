@@ -1,5 +1,6 @@
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readRegularFilePrefixSync } from '../../util/regular-file.js';
 import { isDirectory, isWithin } from './paths.js';
 
 
@@ -11,13 +12,32 @@ const isFile = (path: string): boolean => {
   }
 };
 
+/**
+ * A `.git` file or a `commondir` names a directory: a path fits in the first bytes, and reading only
+ * those (without blocking, only from a regular file) costs the same for one padded to gigabytes
+ * or swapped for a FIFO after the lstat.
+ */
+const LINK_FILE_BYTES = 4096;
+const readLinkFile = (path: string): string => readRegularFilePrefixSync(path, LINK_FILE_BYTES)?.toString('utf8') ?? '';
+
+/** The path of the first `gitdir:` line, found with string operations (a `\s*` regex backtracked on padding). */
+function gitdirLine(text: string): string | undefined {
+  for (const line of text.split('\n')) {
+    const trimmed = line.trimStart();
+    if (!trimmed.startsWith('gitdir:')) continue;
+    const path = trimmed.slice('gitdir:'.length).trim();
+    if (path !== '') return path;
+  }
+  return undefined;
+}
+
 /** The repository directory a `.git` entry names: itself, or the target of a `gitdir:` file. */
 function gitDirectoryOf(dotGit: string): string | undefined {
   if (isDirectory(dotGit)) return dotGit;
   if (!isFile(dotGit)) return undefined;
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8').slice(0, 4096));
-  if (match?.[1] === undefined) return undefined;
-  const target = isAbsolute(match[1]) ? match[1] : resolve(dirname(dotGit), match[1]);
+  const named = gitdirLine(readLinkFile(dotGit));
+  if (named === undefined) return undefined;
+  const target = isAbsolute(named) ? named : resolve(dirname(dotGit), named);
   return isDirectory(target) ? target : undefined;
 }
 
@@ -25,7 +45,7 @@ function gitDirectoryOf(dotGit: string): string | undefined {
 function commonDirectoryOf(gitDir: string): string | undefined {
   const file = join(gitDir, 'commondir');
   if (!isFile(file)) return undefined;
-  const text = readFileSync(file, 'utf8').slice(0, 4096).trim();
+  const text = readLinkFile(file).trim();
   const target = isAbsolute(text) ? text : resolve(gitDir, text);
   return isDirectory(target) ? target : undefined;
 }

@@ -62,8 +62,6 @@ interface Stamp {
 
 const sameStamp = (a: Stamp, b: Stamp): boolean => a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
 
-const listings = new Map<string, { stamp: Stamp; children: Child[]; shape?: Shape }>();
-
 const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
   entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
 
@@ -75,32 +73,6 @@ function lstatOrUndefined(path: string): Stats | undefined {
     return undefined;
   }
 }
-
-/**
- * A directory's entries, from the cache while its stat is unchanged (and old enough to trust).
- * The plain (not bigint) stat: microsecond times are enough beside the tick, and it costs less.
- */
-function listed(dir: string, now: number): { stamp: Stamp; children: Child[]; shape?: Shape } | undefined {
-  const stats = lstatOrUndefined(dir);
-  if (stats === undefined || !stats.isDirectory()) return undefined;
-  const cached = listings.get(dir);
-  if (cached !== undefined && sameStamp(cached.stamp, stats)) return cached;
-  const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
-  let children: Child[];
-  try {
-    children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
-  } catch {
-    return undefined;
-  }
-  const fresh = { stamp, children };
-  if (stats.ctimeMs < now - CLOCK_TICK_MS) {
-    if (listings.size >= MAX_CACHED_LISTINGS) listings.clear();
-    listings.set(dir, fresh);
-  }
-  return fresh;
-}
-
-const listing = (dir: string, now: number): Child[] | undefined => listed(dir, now)?.children;
 
 function shapeOf(dir: string, children: readonly Child[]): Shape {
   const kinds = new Map(children.map((child) => [child.name, child.kind]));
@@ -118,30 +90,71 @@ interface Seen {
   id?: string;
 }
 
-const contents = new Map<string, { stamp: string; content: Buffer }>();
 const MAX_CACHED_CONTENT = 2000;
 
 const ABSENT: Seen = { entry: { kind: 'absent' }, ctimeMs: 0 };
 
-function seen(path: string, now: number): Seen {
-  const stats = lstatOrUndefined(path);
-  if (stats === undefined) return ABSENT;
-  const { ctimeMs } = stats;
-  const mode = stats.mode & 0o7777;
-  if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(path) }, ctimeMs };
-  if (stats.isDirectory()) return { entry: { kind: 'dir', mode }, ctimeMs };
-  const id = `${stats.dev}:${stats.ino}`;
-  const stamp = `${id}:${stats.size}:${stats.mtimeMs}:${ctimeMs}`;
-  if (!stats.isFile() || stats.size > MAX_KEPT_BYTES) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
-  const cached = contents.get(path);
-  if (cached?.stamp === stamp) return { entry: { kind: 'file', mode, signature: stamp, content: cached.content }, ctimeMs, id };
-  const read = readRegularFileWithStatsSync(path, MAX_KEPT_BYTES, true);
-  if (read === undefined) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
-  if (ctimeMs < now - CLOCK_TICK_MS) {
-    if (contents.size >= MAX_CACHED_CONTENT) contents.clear();
-    contents.set(path, { stamp, content: read.bytes });
+/**
+ * Directory listings and small protected files, kept while their stat is unchanged (and old
+ * enough to trust): what makes a command that changes nothing cost one lstat per directory.
+ */
+class TreeCache {
+  private readonly listings = new Map<string, { stamp: Stamp; children: Child[]; shape?: Shape }>();
+  private readonly contents = new Map<string, { stamp: string; content: Buffer }>();
+
+  /**
+   * A directory's entries. The plain (not bigint) stat: microsecond times are enough beside the
+   * tick, and it costs less.
+   */
+  listed(dir: string, now: number): { stamp: Stamp; children: Child[]; shape?: Shape } | undefined {
+    const stats = lstatOrUndefined(dir);
+    if (stats === undefined || !stats.isDirectory()) return undefined;
+    const cached = this.listings.get(dir);
+    if (cached !== undefined && sameStamp(cached.stamp, stats)) return cached;
+    const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
+    let children: Child[];
+    try {
+      children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
+    } catch {
+      return undefined;
+    }
+    const fresh = { stamp, children };
+    if (stats.ctimeMs < now - CLOCK_TICK_MS) {
+      if (this.listings.size >= MAX_CACHED_LISTINGS) this.listings.clear();
+      this.listings.set(dir, fresh);
+    }
+    return fresh;
   }
-  return { entry: { kind: 'file', mode, signature: stamp, content: read.bytes }, ctimeMs, id };
+
+  listing(dir: string, now: number): Child[] | undefined {
+    return this.listed(dir, now)?.children;
+  }
+
+  seen(path: string, now: number): Seen {
+    const stats = lstatOrUndefined(path);
+    if (stats === undefined) return ABSENT;
+    const { ctimeMs } = stats;
+    const mode = stats.mode & 0o7777;
+    if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(path) }, ctimeMs };
+    if (stats.isDirectory()) return { entry: { kind: 'dir', mode }, ctimeMs };
+    const id = `${stats.dev}:${stats.ino}`;
+    const stamp = `${id}:${stats.size}:${stats.mtimeMs}:${ctimeMs}`;
+    if (!stats.isFile() || stats.size > MAX_KEPT_BYTES) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+    const cached = this.contents.get(path);
+    if (cached?.stamp === stamp) return { entry: { kind: 'file', mode, signature: stamp, content: cached.content }, ctimeMs, id };
+    const read = readRegularFileWithStatsSync(path, MAX_KEPT_BYTES, true);
+    if (read === undefined) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+    if (ctimeMs < now - CLOCK_TICK_MS) {
+      if (this.contents.size >= MAX_CACHED_CONTENT) this.contents.clear();
+      this.contents.set(path, { stamp, content: read.bytes });
+    }
+    return { entry: { kind: 'file', mode, signature: stamp, content: read.bytes }, ctimeMs, id };
+  }
+
+  clear(): void {
+    this.listings.clear();
+    this.contents.clear();
+  }
 }
 
 const isSample = (name: string): boolean => name.endsWith('.sample');
@@ -151,15 +164,15 @@ const isSample = (name: string): boolean => name.endsWith('.sample');
  * `commondir`, `hooks` and each hook in it (git's `*.sample` files never run, so they are left out:
  * renaming one into place is a new hook).
  */
-function protectedOf(gitDir: string, now: number): Map<string, Seen> {
+function protectedOf(cache: TreeCache, gitDir: string, now: number): Map<string, Seen> {
   // The git directory's listing (kept while its stat is unchanged) says which exist: making one
   // changes the directory; only those there are looked at, since a write in place does not.
-  const present = new Set((listing(gitDir, now) ?? []).map((child) => child.name));
+  const present = new Set((cache.listing(gitDir, now) ?? []).map((child) => child.name));
   const found = new Map<string, Seen>();
-  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), present.has(name) ? seen(join(gitDir, name), now) : ABSENT);
+  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), present.has(name) ? cache.seen(join(gitDir, name), now) : ABSENT);
   const hooks = join(gitDir, 'hooks');
   if (found.get(hooks)?.entry.kind === 'dir') {
-    for (const child of listing(hooks, now) ?? []) if (!isSample(child.name)) found.set(join(hooks, child.name), seen(join(hooks, child.name), now));
+    for (const child of cache.listing(hooks, now) ?? []) if (!isSample(child.name)) found.set(join(hooks, child.name), cache.seen(join(hooks, child.name), now));
   }
   return found;
 }
@@ -189,10 +202,6 @@ interface Census {
   truncated: boolean;
 }
 
-const censuses = new Map<string, Promise<Census>>();
-/** Start times of the `bash` commands running now: a change after the earliest may be theirs. */
-const running = new Map<symbol, number>();
-
 const keyOf = (sandbox: PathSandbox): string => `${sandbox.roots.join('\0')}\n${sandbox.hiddenPaths.join('\0')}`;
 
 async function breathe(last: { at: number }): Promise<void> {
@@ -215,7 +224,7 @@ interface Found {
   unlisted: string[];
 }
 
-async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Found> {
+async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: number): Promise<Found> {
   const unlisted: string[] = [];
   const gitDirs = new Set<string>();
   /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
@@ -234,7 +243,7 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Fo
   while (stack.length > 0) {
     if (++walked > MAX_DIRECTORIES) return { gitDirs, truncated: true, unlisted };
     const dir = stack.pop() as string;
-    const found = listed(dir, now);
+    const found = cache.listed(dir, now);
     if (found === undefined) {
       if (lstatOrUndefined(dir)?.isDirectory() === true) unlisted.push(dir);
       continue;
@@ -261,9 +270,9 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Fo
       queue.push({ dir: common, depth: depth + 1 });
     }
     if (depth >= MAX_NESTED_DEPTH) continue;
-    const present = new Set((listing(dir, now) ?? []).map((child) => child.name));
+    const present = new Set((cache.listing(dir, now) ?? []).map((child) => child.name));
     for (const nested of ['modules', 'worktrees'].filter((name) => present.has(name))) {
-      for (const child of listing(join(dir, nested), now) ?? []) {
+      for (const child of cache.listing(join(dir, nested), now) ?? []) {
         const path = join(dir, nested, child.name);
         if (child.kind === 'dir' && !gitDirs.has(path)) {
           gitDirs.add(path);
@@ -275,30 +284,9 @@ async function findGitDirectories(sandbox: PathSandbox, now: number): Promise<Fo
   return { gitDirs, truncated: false, unlisted };
 }
 
-async function takeCensus(sandbox: PathSandbox, now: number): Promise<Census> {
-  const { gitDirs, truncated } = await findGitDirectories(sandbox, now);
-  return { repositories: new Map([...gitDirs].map((gitDir) => [gitDir, protectedOf(gitDir, now)])), truncated };
-}
-
-/** The census of these allowed paths, taken now if there is none yet (everything found is trusted then). */
-async function censusOf(sandbox: PathSandbox): Promise<Census> {
-  const key = keyOf(sandbox);
-  let census = censuses.get(key);
-  if (census === undefined) {
-    census = takeCensus(sandbox, Date.now());
-    censuses.set(key, census);
-    census.catch(() => censuses.delete(key));
-  }
-  return census;
-}
-
-/**
- * The config and hook files of every repository under the allowed paths as last seen: the file
- * tools refuse a second name (hard link) of any of them.
- */
-export async function knownRepositoryFiles(sandbox: PathSandbox): Promise<string[]> {
-  const census = await censusOf(sandbox);
-  return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => path));
+async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number): Promise<Census> {
+  const { gitDirs, truncated } = await findGitDirectories(cache, sandbox, now);
+  return { repositories: new Map([...gitDirs].map((gitDir) => [gitDir, protectedOf(cache, gitDir, now)])), truncated };
 }
 
 export interface CensusReport {
@@ -311,40 +299,87 @@ export interface CensusReport {
 }
 
 /**
- * One `bash` command's view of the repositories under its allowed paths. `take` before the
- * command (it walks the tree only the first time); `check` after it, always, even when it failed.
+ * What the service knows of the repositories under each set of allowed paths, for its life: the
+ * census of each, the `bash` commands running now, and the cached listings and files. One per
+ * ToolHost (tool-host.ts), built at start-up: a second service (or test) has its own and trusts
+ * what it finds at its own first command, never what another one saw.
  */
-export class RepositoryGuard {
-  private readonly token = Symbol('bash command');
+export class RepositoryCensus {
+  private readonly censuses = new Map<string, Promise<Census>>();
+  /** Start times of the `bash` commands running now: a change after the earliest may be theirs. */
+  private readonly running = new Map<symbol, number>();
+  private readonly cache = new TreeCache();
 
-  private constructor(
-    private readonly sandbox: PathSandbox,
-    private readonly census: Census,
-    private readonly startedAt: number,
-  ) {}
-
-  static async take(sandbox: PathSandbox): Promise<RepositoryGuard> {
-    const census = await censusOf(sandbox);
-    const guard = new RepositoryGuard(sandbox, census, Date.now());
-    running.set(guard.token, guard.startedAt);
-    return guard;
+  /**
+   * Before a `bash` command: its view of the repositories under its allowed paths (the tree is
+   * walked only the first time). Its `check` must follow the command, always, even when it failed.
+   */
+  async watch(sandbox: PathSandbox): Promise<RepositoryWatch> {
+    const census = await this.censusOf(sandbox);
+    const token = Symbol('bash command');
+    this.running.set(token, Date.now());
+    return new RepositoryGuard(this.cache, sandbox, census, () => Math.min(...this.running.values()), () => this.running.delete(token));
   }
 
+  /**
+   * The config and hook files of every repository under the allowed paths as last seen: the file
+   * tools refuse a second name (hard link) of any of them.
+   */
+  async knownFiles(sandbox: PathSandbox): Promise<string[]> {
+    const census = await this.censusOf(sandbox);
+    return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => path));
+  }
+
+  /** For the bench's first-walk figure: forget every census and cached listing and file. */
+  forget(): void {
+    this.censuses.clear();
+    this.cache.clear();
+  }
+
+  /** The census of these allowed paths, taken now if there is none yet (everything found is trusted then). */
+  private censusOf(sandbox: PathSandbox): Promise<Census> {
+    const key = keyOf(sandbox);
+    let census = this.censuses.get(key);
+    if (census === undefined) {
+      census = takeCensus(this.cache, sandbox, Date.now());
+      this.censuses.set(key, census);
+      census.catch(() => this.censuses.delete(key));
+    }
+    return census;
+  }
+}
+
+/** One `bash` command's view of the repositories under its allowed paths (RepositoryCensus.watch). */
+export interface RepositoryWatch {
   /**
    * Puts back what the command changed in known repositories and cleans new ones. `handled`: paths
    * another mechanism already guards and restores (the protected files around the command), taken
    * here as they are.
    */
+  check(handled: readonly string[]): Promise<CensusReport>;
+}
+
+class RepositoryGuard implements RepositoryWatch {
+  constructor(
+    private readonly cache: TreeCache,
+    private readonly sandbox: PathSandbox,
+    private readonly census: Census,
+    /** When the earliest `bash` command still running started (this one included). */
+    private readonly earliestStart: () => number,
+    private readonly finished: () => void,
+  ) {}
+
   async check(handled: readonly string[]): Promise<CensusReport> {
     try {
-      const since = Math.min(...running.values()) - CLOCK_TICK_MS;
+      const { cache } = this;
+      const since = this.earliestStart() - CLOCK_TICK_MS;
       const now = Date.now();
       const restored: string[] = [];
-      let found = await findGitDirectories(this.sandbox, now);
+      let found = await findGitDirectories(cache, this.sandbox, now);
       // A directory the command made unreadable (`chmod 0111`: git still enters it, a listing
       // cannot) is made readable again and the walk repeated, so nothing hides below it.
       for (let pass = 0; pass < 3 && found.unlisted.length > 0; pass++) {
-        const locked = found.unlisted.filter((dir) => seen(dir, now).ctimeMs >= since);
+        const locked = found.unlisted.filter((dir) => cache.seen(dir, now).ctimeMs >= since);
         for (const dir of locked) {
           try {
             chmodSync(dir, (lstatSync(dir).mode & 0o7777) | 0o700);
@@ -354,7 +389,7 @@ export class RepositoryGuard {
           }
         }
         if (locked.length === 0) break;
-        found = await findGitDirectories(this.sandbox, now);
+        found = await findGitDirectories(cache, this.sandbox, now);
       }
       const { gitDirs, truncated } = found;
       const removed: string[] = [];
@@ -363,9 +398,9 @@ export class RepositoryGuard {
       for (const gitDir of gitDirs) {
         const before = known.get(gitDir);
         try {
-          const undone = before === undefined ? cleanNew(gitDir, movedFiles, this.sandbox.roots, now) : putBack(gitDir, before, handled, since, now);
+          const undone = before === undefined ? cleanNew(cache, gitDir, movedFiles, this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, since, now);
           (before === undefined ? removed : restored).push(...undone.paths);
-          known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(gitDir, Date.now()));
+          known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now()));
         } catch (error) {
           // Fails the call rather than pass in silence; a new repository stays new for the next check.
           (before === undefined ? removed : restored).push(`${gitDir} (could not be checked: ${(error as Error).message})`);
@@ -376,7 +411,7 @@ export class RepositoryGuard {
       this.census.truncated = truncated;
       return { restored: restored.sort(), removed: removed.sort(), truncated };
     } finally {
-      running.delete(this.token);
+      this.finished();
     }
   }
 }
@@ -399,16 +434,16 @@ interface Undone {
   current: Map<string, Seen>;
 }
 
-function putBack(gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): Undone {
+function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): Undone {
   const restored: string[] = [];
-  const current = protectedOf(gitDir, now);
+  const current = protectedOf(cache, gitDir, now);
   for (const path of [...new Set([...before.keys(), ...current.keys()])].sort()) {
     if (handled.some((other) => isWithin(other, path))) continue;
     const was = before.get(path)?.entry ?? { kind: 'absent' };
-    const is = current.get(path) ?? seen(path, now);
+    const is = current.get(path) ?? cache.seen(path, now);
     if (same(was, is.entry)) continue;
     // A removal shows in the directory's ctime, anything else in the entry's own.
-    const changedAt = is.entry.kind === 'absent' ? seen(dirname(path), now).ctimeMs : is.ctimeMs;
+    const changedAt = is.entry.kind === 'absent' ? cache.seen(dirname(path), now).ctimeMs : is.ctimeMs;
     if (changedAt < since) continue; // the user's change, made before any running command started
     try {
       put(path, was);
@@ -421,12 +456,12 @@ function putBack(gitDir: string, before: Map<string, Seen>, handled: readonly st
 }
 
 /** A new repository keeps git's own settings and no hook that runs; returns what was taken out. */
-function cleanNew(gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): Undone {
+function cleanNew(cache: TreeCache, gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): Undone {
   const removed: string[] = [];
-  const current = protectedOf(gitDir, now);
+  const current = protectedOf(cache, gitDir, now);
   for (const name of ['config', 'config.worktree']) {
     const path = join(gitDir, name);
-    const s = seen(path, now);
+    const s = cache.seen(path, now);
     if (s.entry.kind === 'absent' || movedHere(s, movedFiles)) continue;
     const text = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES ? s.entry.content.toString('utf8') : '';
     const filtered = filterRepositoryConfig(text, gitDir, roots);
@@ -436,15 +471,15 @@ function cleanNew(gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots
     removed.push(`${path} (${readable ? [...new Set(filtered.dropped)].join(', ') : 'not a readable config file'})`);
   }
   const hooks = join(gitDir, 'hooks');
-  const kind = seen(hooks, now).entry.kind;
+  const kind = cache.seen(hooks, now).entry.kind;
   if (kind !== 'absent' && kind !== 'dir') {
     put(hooks, { kind: 'dir', mode: 0o755 });
     removed.push(hooks);
   } else if (kind === 'dir') {
-    for (const child of listing(hooks, now) ?? []) {
+    for (const child of cache.listing(hooks, now) ?? []) {
       const path = join(hooks, child.name);
       if (isSample(child.name) && child.kind === 'file') continue;
-      if (movedHere(seen(path, now), movedFiles)) continue;
+      if (movedHere(cache.seen(path, now), movedFiles)) continue;
       put(path, { kind: 'absent' });
       removed.push(path);
     }
@@ -460,11 +495,4 @@ export function censusNotes(report: CensusReport): string[] {
   }
   if (report.truncated) notes.push(`[more than ${MAX_DIRECTORIES} directories under the allowed paths: git repositories deeper in the tree were not checked]`);
   return notes;
-}
-
-/** For the README's cost figures and the bench: forget every cached listing and census. */
-export function forgetCensuses(): void {
-  censuses.clear();
-  listings.clear();
-  contents.clear();
 }

@@ -1,9 +1,9 @@
 import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
-import { detectSandbox, sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
-import { GitlinkGuard, gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
+import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
+import { gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
-import { censusNotes, RepositoryGuard, type CensusReport } from './repository-census.js';
+import { censusNotes, type CensusReport } from './repository-census.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
 import { refuse } from './command-policy/refusal.js';
@@ -91,7 +91,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     ...(tool === 'bash_readonly' ? READONLY_GIT_ENVIRONMENT : {}),
   };
   const searchPath = env.PATH as string;
-  const availability = await detectSandbox(context.settings);
+  const availability = await context.host.sandboxes.detect(context.settings);
   if (availability.state === 'unavailable') return fail(sandboxUnavailableMessage(availability.reason), { refused: true, confined: false });
   const request = shellCheckRequest(tool, params, context, searchPath);
   const locate = request.locate;
@@ -110,8 +110,8 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const snapshot = ProtectedSnapshot.take(protectedPaths);
   // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
   // and for changes to the other repositories under the allowed paths.
-  const gitlinks = tool === 'bash' ? GitlinkGuard.take(checked.cwd, context.sandbox) : undefined;
-  const repositories = tool === 'bash' ? await RepositoryGuard.take(context.sandbox) : undefined;
+  const gitlinks = tool === 'bash' ? await context.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
+  const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
   let result: RunResult;
   let restored: string[];
   let gitlinkReport: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };
@@ -133,7 +133,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     restored = snapshot.restore();
     if (repositories !== undefined) census = await repositories.check(protectedPaths);
     restored.push(...census.restored);
-    if (gitlinks !== undefined) gitlinkReport = gitlinks.check();
+    if (gitlinks !== undefined) gitlinkReport = await gitlinks.check();
   }
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
   const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...censusNotes(census), ...gitlinkNotes(gitlinkReport)];

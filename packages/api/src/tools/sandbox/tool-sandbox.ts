@@ -1,6 +1,6 @@
 import type { ToolContext } from '../tool.js';
 import type { SandboxSpec } from './bubblewrap.js';
-import { detectSandbox, isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
+import { isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
 import { protectedGitPaths } from './protected-files.js';
 import { toolchainPaths } from './system-view.js';
 
@@ -13,22 +13,26 @@ export const protectedPathsFor = (context: ToolContext, cwd: string): string[] =
   ...context.sandbox.protectedFiles,
 ];
 
-const toolchainMemo = new Map<string, Promise<string[]>>();
 const MEMO_LIMIT = 16;
 
 /**
- * Found once per PATH and settings: scanning PATH costs milliseconds, and toolchains move only
+ * The toolchain directories the sandbox shows, found once per PATH and settings by each instance
+ * (the service's is built at start-up): scanning PATH costs milliseconds, and toolchains move only
  * with a restart. Concurrent first calls share one scan.
  */
-function toolchainsFor(searchPath: string, readPaths: readonly string[], roots: readonly string[]): Promise<string[]> {
-  const key = [searchPath, readPaths.join('\0'), roots.join('\0')].join('\n');
-  let found = toolchainMemo.get(key);
-  if (found === undefined) {
-    found = toolchainPaths(searchPath, readPaths, roots);
-    if (toolchainMemo.size >= MEMO_LIMIT) toolchainMemo.clear();
-    toolchainMemo.set(key, found);
+export class Toolchains {
+  private readonly memo = new Map<string, Promise<string[]>>();
+
+  for(searchPath: string, readPaths: readonly string[], roots: readonly string[]): Promise<string[]> {
+    const key = [searchPath, readPaths.join('\0'), roots.join('\0')].join('\n');
+    let found = this.memo.get(key);
+    if (found === undefined) {
+      found = toolchainPaths(searchPath, readPaths, roots);
+      if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+      this.memo.set(key, found);
+    }
+    return found;
   }
-  return found;
 }
 
 export async function sandboxSpec(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
@@ -38,7 +42,7 @@ export async function sandboxSpec(context: ToolContext, mode: SandboxMode, searc
     network: mode === 'write' && context.settings.sandboxNetwork,
     readOnlyPaths: protectedPathsFor(context, cwd),
     hiddenPaths: context.sandbox.hiddenPaths,
-    toolchains: await toolchainsFor(searchPath, context.settings.sandboxReadPaths, context.sandbox.roots),
+    toolchains: await context.host.toolchains.for(searchPath, context.settings.sandboxReadPaths, context.sandbox.roots),
     tmpBytes: context.settings.sandboxMemoryMb * 1024 * 1024,
   };
 }
@@ -54,7 +58,7 @@ export interface ToolSandbox {
  * the caller must refuse (or, for search, not start a process at all).
  */
 export async function toolSandbox(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<ToolSandbox> {
-  const availability = await detectSandbox(context.settings);
+  const availability = await context.host.sandboxes.detect(context.settings);
   if (!isAvailable(availability)) return { availability };
   const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses };
   return { availability, launcher: new SandboxLauncher(availability, await sandboxSpec(context, mode, searchPath, cwd), limits) };

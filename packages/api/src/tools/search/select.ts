@@ -19,13 +19,18 @@ export function findExecutable(name: string, searchPath = process.env.PATH ?? ''
   return undefined;
 }
 
-let chosen: SearchBackend | undefined;
+/**
+ * ripgrep when `rg` is on PATH, else the JavaScript fallback: looked up on first use by each
+ * instance (the service's is built at start-up), so a later change of PATH changes nothing.
+ */
+export class SearchBackendChoice {
+  private chosen: SearchBackend | undefined;
 
-/** ripgrep when `rg` is on PATH (looked up once), else the JavaScript fallback. */
-export function defaultSearchBackend(): SearchBackend {
-  if (!chosen) {
-    const rg = findExecutable('rg');
-    chosen = rg ? createRipgrepBackend(rg) : javascriptBackend;
+  get(): SearchBackend {
+    if (!this.chosen) {
+      const rg = findExecutable('rg');
+      this.chosen = rg ? createRipgrepBackend(rg) : javascriptBackend;
+    }
+    return this.chosen;
   }
-  return chosen;
 }

@@ -1,8 +1,11 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
 import { gitlinksOf, parseIndex, serializeIndex } from '../../../src/tools/sandbox/git-index.js';
+import { GitlinkGuard } from '../../../src/tools/sandbox/gitlink-guard.js';
+import { v4IndexScript } from './red-team/parser-attacks.js';
 import { createProject, git, toolContext, type Project } from './support/project.js';
 
 /*
@@ -46,6 +49,15 @@ describe('git index reader', () => {
     // git checks the trailing checksum: a wrong one is "index file corrupt".
     expect(stagedModes()).toEqual(before.filter((entry) => !entry.endsWith(' vendor/lib')));
     git(project.root, 'status', '--porcelain');
+  });
+
+  it('reads a version 4 index whose names share a prefix in linear time: past its budget, one it cannot judge', () => {
+    // 7,000 entries, each name the previous one and 1,000 bytes more: 24 GB of names, rebuilt one
+    // by one, ran the heap out; each rebuilt from the last costs what it adds.
+    execFileSync('python3', ['-c', v4IndexScript(7000)], { cwd: project.root });
+    const started = performance.now();
+    expect(parseIndex(readFileSync(indexPath()), 20)).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it('does not judge a split index (its entries live in another file)', () => {
@@ -100,4 +112,50 @@ describe('bash: gitlinks added to the index', () => {
     // The next command reads HEAD before it starts.
     expect((await bash('echo still here')).data).toContain('still here');
   }, 20_000);
+});
+
+describe('the gitlink guard of a service', () => {
+  /** A gitlink staged without the sandbox or a nested repository: `update-index` with any commit name. */
+  const stageGitlink = (root: string, path: string): void => void git(root, 'update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},${path}`);
+
+  it('never again counts a gitlink it took out as already there, however many indexes it rewrote since', async () => {
+    const guard = new GitlinkGuard();
+    try {
+      const takeOut = async (root: string): Promise<string[]> => {
+        const watch = await guard.watch(root, project.sandbox);
+        stageGitlink(root, 'vendor/lib');
+        return (await watch.check()).removed;
+      };
+      expect(await takeOut(project.root)).toEqual([join(project.root, 'vendor/lib')]);
+      // Gitlinks taken out of 64 other indexes: the module-wide map was cleared at 64.
+      for (let i = 0; i < 64; i++) {
+        const other = join(project.root, 'others', String(i));
+        mkdirSync(other, { recursive: true });
+        git(other, 'init', '-q');
+        expect(await takeOut(other)).toHaveLength(1);
+      }
+      // A concurrent run's command put it back before this command started; this one changes the index.
+      stageGitlink(project.root, 'vendor/lib');
+      const watch = await guard.watch(project.root, project.sandbox);
+      writeFileSync(join(project.root, 'new.txt'), 'new\n');
+      git(project.root, 'add', 'new.txt');
+      expect((await watch.check()).removed).toEqual([join(project.root, 'vendor/lib')]);
+      expect(stagedModes().some((entry) => entry.startsWith('160000'))).toBe(false);
+    } finally {
+      await guard.close();
+    }
+  }, 120_000);
+
+  it('judges an index the worker cannot read in its deadline as unreadable: moved aside, the service unharmed', async () => {
+    const guard = new GitlinkGuard({ deadlineMs: 1 });
+    try {
+      const watch = await guard.watch(project.root, project.sandbox);
+      stageGitlink(project.root, 'vendor/lib');
+      const report = await watch.check();
+      expect(report.unreadable).toEqual([indexPath()]);
+      expect(existsSync(`${indexPath()}.unchecked`)).toBe(true);
+    } finally {
+      await guard.close();
+    }
+  });
 });

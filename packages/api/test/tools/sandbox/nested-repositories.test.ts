@@ -6,6 +6,7 @@ import { bashTool } from '../../../src/tools/bash.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
 import { writeFileTool } from '../../../src/tools/write-file.js';
 import { editFileTool } from '../../../src/tools/edit-file.js';
+import { createToolHost } from '../../../src/tools/tool-host.js';
 import { createProject, git, toolContext, type Project } from './support/project.js';
 
 /*
@@ -190,5 +191,20 @@ describe('the file tools', () => {
       expect(result.success, file).toBe(false);
     }
     expect(existsSync(path('b.git/hooks/pre-receive'))).toBe(false);
+  });
+});
+
+describe('the census', () => {
+  it('belongs to its tool host: a repository the user made since the last command is new to that host, and found as it is by another', async () => {
+    expect((await bash('ls')).success).toBe(true);
+    repository('made');
+    const hook = path('made/.git/hooks/pre-commit');
+    writeFileSync(hook, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const otherHost = await bashTool.execute(bashTool.parameters.parse({ command: 'ls' }), toolContext(project, { host: createToolHost() }));
+    expect(otherHost.success).toBe(true);
+    expect(existsSync(hook)).toBe(true);
+    const sameHost = await bash('ls');
+    expect(sameHost.metadata.removed_from_new_repositories).toEqual([hook]);
+    expect(existsSync(hook)).toBe(false);
   });
 });

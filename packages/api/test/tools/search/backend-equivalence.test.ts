@@ -8,8 +8,9 @@ import { createGrepContentTool } from '../../../src/tools/grep-content.js';
 import { PathSandbox } from '../../../src/tools/sandbox/paths.js';
 import { javascriptBackend } from '../../../src/tools/search/javascript.js';
 import type { ToolContext, ToolResult } from '../../../src/tools/tool.js';
-import { testSettings } from '../workspace.js';
+import { testGitlinkGuard, testSettings } from '../workspace.js';
 import { ripgrepBackend } from './backends.js';
+import { createToolHost } from '../../../src/tools/tool-host.js';
 
 /**
  * One corpus, every kind of file the backends must agree on, searched by both: the tools must give
@@ -89,7 +90,9 @@ beforeAll(async () => {
   context = {
     workingDir: project(),
     sandbox: new PathSandbox([join(base, 'project'), join(base, 'plain')]),
+    gitlinks: testGitlinkGuard,
     settings: testSettings,
+    host: createToolHost(),
     signal: new AbortController().signal,
   };
 });

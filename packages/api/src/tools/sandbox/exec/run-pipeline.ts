@@ -112,6 +112,8 @@ export class PipelineRun {
       ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
     });
     if (child.pid !== undefined) this.ctx.groups.add(child.pid);
+    // Not awaited: bubblewrap waits on its block fd until the uplink is up (or given up on), so the
+    // command cannot start early. It never rejects: any failure releases the command without a network.
     if (launch.userNetwork !== undefined) void connectUserNetwork(child, launch.userNetwork, (pid) => this.ctx.groups.add(pid));
     if (fds[0].kind === 'text' && child.stdin) {
       child.stdin.on('error', () => {});

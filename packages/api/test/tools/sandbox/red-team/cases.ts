@@ -4,6 +4,7 @@ import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ToolSettings } from '../../../../src/tools/tool.js';
+import { plantBlankGitmodules, plantPaddedNestedRepository, plantV4IndexScript, V4_INDEX_COMMAND } from './parser-attacks.js';
 import { HOST_CANARIES, MARKER, ROOT_CANARY, SECRETS, serviceOnlyEnvironment, type Arena, type ToolName } from './support.js';
 
 /*
@@ -989,6 +990,28 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
       afterwards: userUsesNested('vendor/lib', 'vendor/lib/.git/config', 'unchanged'),
     }),
   ),
+  // The service's own parsers: files a command or a repository writes, made to be expensive.
+  {
+    name: 'python writes a version 4 index of 7,000 entries whose names share a prefix',
+    tool: 'bash',
+    setup: (a) => plantV4IndexScript(a.root),
+    args: () => ({ command: V4_INDEX_COMMAND }),
+  },
+  {
+    name: 'a .gitmodules of 60,000 blank lines, read after git add',
+    tool: 'bash',
+    setup: (a) => {
+      plantBlankGitmodules(a.root);
+      changeTracked(a);
+    },
+    args: () => ({ command: 'git add notes.txt' }),
+  },
+  {
+    name: "a nested repository's .git/config padded with 60,000 blank lines, git add run inside it",
+    tool: 'bash',
+    setup: (a) => void plantPaddedNestedRepository(a.root),
+    args: (a) => ({ command: 'git add file.txt', cwd: join(a.root, 'nested') }),
+  },
 
   // Resources: memory, processes, daemons.
   {

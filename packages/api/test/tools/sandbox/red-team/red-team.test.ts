@@ -10,6 +10,7 @@ import {
   HOST_CANARIES,
   protectedFingerprint,
   removeHostCanaries,
+  sampleEventLoop,
   ROOT_CANARY,
   SECRETS,
   serviceOnlyEnvironment,
@@ -22,11 +23,18 @@ import {
  * whether the text policy refused it or the sandbox contained it.
  */
 
+/** Longest the event loop may be held while a case's tools run. */
+const MAX_STALL_MS = 100;
+
 let secrets: string[];
 let template: Project;
 
-beforeAll(() => {
+beforeAll(async () => {
   template = createTemplate();
+  // What the service does once at start-up (probing the sandbox, staging its /etc), not a stall of any case's.
+  const warmUp = createArena(template);
+  await callTool(warmUp, 'bash', { command: 'git status' });
+  warmUp.project.cleanup();
   let rootCanary: string[] = [];
   try {
     writeFileSync(ROOT_CANARY, `${SECRETS.root}\n`, { mode: 0o600 });
@@ -36,7 +44,7 @@ beforeAll(() => {
   }
   secrets = [SECRETS.outside, SECRETS.database, SECRETS.env, SECRETS.keyring, ...rootCanary, ...shadowLines(), ...serviceOnlyEnvironment()];
   removeHostCanaries();
-});
+}, 120_000);
 
 afterAll(() => {
   template.cleanup();
@@ -77,17 +85,19 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
       const before = protectedFingerprint(arena);
       const outsideBefore = readdirSync(arena.outside).sort();
       const results: ToolResult[] = [];
-      if (c.racer === undefined) results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
-      else {
-        let racing = true;
-        const racer = callTool(arena, 'bash', c.racer(arena)).finally(() => (racing = false));
-        while (racing) {
-          results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
-          // A refusal settles without I/O: let the racer's process events in.
-          await new Promise((resolve) => setImmediate(resolve));
+      const { longestStallMs } = await sampleEventLoop(async () => {
+        if (c.racer === undefined) results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
+        else {
+          let racing = true;
+          const racer = callTool(arena, 'bash', c.racer(arena)).finally(() => (racing = false));
+          while (racing) {
+            results.push(await callTool(arena, c.tool, c.args(arena), c.settings));
+            // A refusal settles without I/O: let the racer's process events in.
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+          results.push(await racer);
         }
-        results.push(await racer);
-      }
+      });
       c.afterwards?.(arena);
       const text = results.map((result) => `${result.data}\n${result.error}`).join('\n');
       for (const secret of secrets) expect(text, 'a secret reached the tool result').not.toContain(secret);
@@ -95,6 +105,8 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
       expect(readdirSync(arena.outside).sort(), 'something was written outside the allowed paths').toEqual(outsideBefore);
       expect(protectedFingerprint(arena), 'a protected file changed').toBe(before);
       expect(await survivors(), 'a process outlived its tool call').toEqual([]);
+      // The tools run in the service's process: no case may hold its event loop (and /health).
+      expect(longestStallMs, 'the event loop was held').toBeLessThan(MAX_STALL_MS);
       if (c.expectOutput !== undefined) expect(text).toMatch(c.expectOutput);
     } finally {
       if (typeof undo === 'function') undo();

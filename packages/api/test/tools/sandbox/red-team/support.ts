@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { bashTool } from '../../../../src/tools/bash.js';
 import { bashReadonlyTool } from '../../../../src/tools/bash-readonly.js';
 import { editFileTool } from '../../../../src/tools/edit-file.js';
@@ -12,7 +13,7 @@ import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
 import type { Tool, ToolResult, ToolSettings } from '../../../../src/tools/tool.js';
 import { writeFileTool } from '../../../../src/tools/write-file.js';
 import { testEnv } from '../support/invocations.js';
-import { createProject, testSettings, type Project } from '../support/project.js';
+import { createProject, testGitlinkGuard, testSettings, testToolHost, type Project } from '../support/project.js';
 
 /** Marks every process a case starts on purpose, so one left behind can be found. */
 export const MARKER = `mada-redteam-${process.pid}`;
@@ -97,7 +98,9 @@ export async function callTool(
   return chosen.execute(chosen.parameters.parse(args), {
     workingDir: arena.root,
     sandbox: arena.sandbox,
+    gitlinks: testGitlinkGuard,
     settings: testSettings(settings),
+    host: testToolHost,
     signal: new AbortController().signal,
   });
 }
@@ -161,4 +164,52 @@ export async function survivors(): Promise<string[]> {
 
 export function removeHostCanaries(): void {
   for (const path of HOST_CANARIES) rmSync(path, { force: true, recursive: true });
+}
+
+/** How often the event loop's delay is sampled, in milliseconds. */
+const SAMPLE_MS = 10;
+
+/**
+ * CPU time this process's main thread (the event loop's) has used, in milliseconds, from
+ * /proc: a stall the loop caused by running cannot be longer than the time it ran.
+ */
+function mainThreadCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1');
+  // Fields after the command name in parentheses (which may hold spaces): utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+/** Linux reports thread CPU time in USER_HZ ticks, 100 a second on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * Runs `work` while sampling this process's event loop (where the tools run, as in the service):
+ * its result and the longest the loop was held meanwhile, in milliseconds. On a machine whose
+ * cores are shared, a process waiting for one looks stalled too, so each delay between two ticks
+ * counts only as far as the loop's thread ran during it: a loop that computes or parses accrues
+ * that time, one waiting for a core does not. `longestDelayMs` is the delay as
+ * `monitorEventLoopDelay` saw it, scheduling included.
+ */
+export async function sampleEventLoop<T>(work: () => Promise<T>): Promise<{ value: T; longestStallMs: number; longestDelayMs: number }> {
+  const delay = monitorEventLoopDelay({ resolution: SAMPLE_MS });
+  let longestStallMs = 0;
+  let last = { at: performance.now(), cpu: mainThreadCpuMs() };
+  const tick = (): void => {
+    const now = { at: performance.now(), cpu: mainThreadCpuMs() };
+    longestStallMs = Math.max(longestStallMs, Math.min(now.at - last.at - SAMPLE_MS, now.cpu - last.cpu));
+    last = now;
+  };
+  const ticker = setInterval(tick, SAMPLE_MS);
+  delay.enable();
+  try {
+    const value = await work();
+    // One more turn of the loop, so a stall at the very end is sampled too.
+    await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS * 2));
+    tick();
+    // Each sample is the time between two ticks: the interval itself is not a stall.
+    return { value, longestStallMs, longestDelayMs: Math.max(0, delay.max / 1e6 - SAMPLE_MS) };
+  } finally {
+    clearInterval(ticker);
+    delay.disable();
+  }
 }

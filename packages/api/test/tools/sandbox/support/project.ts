@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../../../src/tools/tool.js';
+import { testGitlinkGuard } from '../../workspace.js';
+import { createToolHost } from '../../../../src/tools/tool-host.js';
 
 /** A temp directory holding `project/` (the allowed path: a git repository) and `outside/` (not allowed). */
 export interface Project {
@@ -25,6 +27,8 @@ const FILES: Record<string, string> = {
 };
 
 const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', GIT_CONFIG_NOSYSTEM: '1' };
+
+export { testGitlinkGuard };
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
@@ -67,11 +71,16 @@ export const testSettings = (overrides: Partial<ToolSettings> = {}): ToolSetting
   ...overrides,
 });
 
+/** One per test file, as one per service: the sandbox is probed once, not on every call. */
+export const testToolHost = createToolHost();
+
 export function toolContext(project: Project, overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     workingDir: project.root,
     sandbox: project.sandbox,
+    gitlinks: testGitlinkGuard,
     settings: testSettings(),
+    host: testToolHost,
     signal: new AbortController().signal,
     ...overrides,
   };

@@ -1,0 +1,81 @@
+import { createWorkerPool, siblingModule, type WorkerPool } from '../util/worker-pool.js';
+import type { ContentSource, ContentTask } from './content-worker.js';
+
+/** Bytes of a large content handed over at a time: a few milliseconds of work each to send. */
+export const CONTENT_SLICE_BYTES = 256 * 1024;
+
+/**
+ * Large contents loaded at once, in the whole process. Each is held until its reader has sent it
+ * on, so this bounds the memory large rows take however many clients read them: the others wait
+ * their turn. A client that reads slowly keeps its turn longer; small messages never wait.
+ */
+const LARGE_READS_AT_ONCE = 2;
+
+/** Where the whole content of one stored message comes from: its UTF-8 bytes, or undefined when it is gone. */
+export type ContentLoader = (messageId: string) => Promise<Buffer | undefined>;
+
+/** Loads contents on worker threads, each with its own connection to `source`. */
+export function workerContentLoader(source: ContentSource): { load: ContentLoader; close(): Promise<void> } {
+  const pool: WorkerPool<ContentTask, ArrayBuffer | null> = createWorkerPool(siblingModule('content-worker', import.meta.url), { maxThreads: LARGE_READS_AT_ONCE });
+  const never = new AbortController().signal;
+  return {
+    load: async (messageId) => {
+      const bytes = await pool.run({ source, messageId }, never);
+      return bytes === null ? undefined : Buffer.from(bytes);
+    },
+    close: () => pool.close(),
+  };
+}
+
+/** A FIFO of turns: at most `size` holders at once. */
+class Turns {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async take(): Promise<void> {
+    if (this.held < this.size) {
+      this.held += 1;
+      return;
+    }
+    // The turn passes straight from the one giving it back, so `held` stays as it is.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held -= 1;
+  }
+}
+
+const turns = new Turns(LARGE_READS_AT_ONCE);
+
+/**
+ * A large message's content as text, a slice of about CONTENT_SLICE_BYTES at a time: the whole
+ * row is loaded off the event loop, and each slice decoded only when its reader asks for it. The
+ * process-wide turn is held until the last slice is taken or the reader stops.
+ */
+export async function* contentSlices(load: ContentLoader, messageId: string): AsyncGenerator<string> {
+  await turns.take();
+  try {
+    const bytes = await load(messageId);
+    if (bytes === undefined) return;
+    for (let start = 0; start < bytes.length; ) {
+      const end = sliceEnd(bytes, start);
+      yield bytes.toString('utf8', start, end);
+      start = end;
+    }
+  } finally {
+    turns.give();
+  }
+}
+
+/** Where a slice from `start` ends: about CONTENT_SLICE_BYTES on, never inside a character's UTF-8 sequence. */
+function sliceEnd(bytes: Buffer, start: number): number {
+  let end = Math.min(bytes.length, start + CONTENT_SLICE_BYTES);
+  // A continuation byte (10xxxxxx) belongs to the character before it; a character has at most three.
+  for (let back = 0; end < bytes.length && back < 3 && (bytes[end]! & 0xc0) === 0x80; back++) end -= 1;
+  return end;
+}

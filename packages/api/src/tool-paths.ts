@@ -1,0 +1,25 @@
+import { join } from 'node:path';
+import type { Settings } from './settings.js';
+import { PathSandbox } from './tools/sandbox/paths.js';
+
+/**
+ * What no tool may see, even inside an allowed path: DATA_DIR (the SQLite database, checkpoints),
+ * a SQLite database kept elsewhere with its journal files, and the service's `.env`.
+ */
+export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>, startDir: string): string[] {
+  const database = settings.database.dialect === 'sqlite' && settings.database.path !== ':memory:' ? settings.database.path : undefined;
+  const databaseFiles = database === undefined ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${database}${suffix}`);
+  // /proc: the file tools run in this process, and /proc/self/environ holds the settings given as
+  // environment variables (API keys, DATABASE_URL), which .env hiding alone leaves readable when
+  // ALLOWED_PATHS reaches /. No coding task needs a process's /proc; the shell has its own.
+  return [settings.dataDir, ...databaseFiles, join(startDir, '.env'), '/proc'];
+}
+
+/** Where the tools may act: the allowed paths, less what they must not see or change. */
+export function toolPathSandbox(settings: Settings, startDir: string): PathSandbox {
+  const envFile = join(startDir, '.env');
+  // The .env main.ts reads at start-up: no agent may read or rewrite the service's settings.
+  // Nor the approval rules, read at start-up too: rewritten, they would let the next start run
+  // unasked whatever the run chose.
+  return new PathSandbox(settings.allowedPaths, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir));
+}
