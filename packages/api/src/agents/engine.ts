@@ -101,31 +101,14 @@ export class AgentEngine {
   }
 
   /**
-   * A sub-agent (spawn_agent) is part of the run that started it: it goes through here, not
-   * through `run`, so a subclass that observes runs does not count it as one of its own.
+   * The final answer and what the run cost: model calls, tool calls and tokens, sub-agents
+   * included. Refusals (an unknown agent, a directory not allowed) are thrown before anything runs.
    */
-  protected async runSubAgent(options: RunOptions): Promise<string> {
-    return (await this.runWithUsage(options)).text;
-  }
-
-  /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
     const usage = options.usage ?? emptyUsage();
-    return { text: await this.start(this.prepare(options, usage), options.signal), usage };
-  }
-
-  /**
-   * The run's loop, confined to its working directory. Refusals (an unknown agent, a directory
-   * not allowed) are thrown here, before anything runs.
-   */
-  protected prepare(options: RunOptions, usage: RunUsage): RunLoop {
-    return this.loop(options, usage, this.workingDirectory(options.workingDir));
-  }
-
-  /** Runs a prepared loop to its answer, unless the run was cancelled meanwhile. */
-  protected start(loop: RunLoop, signal: AbortSignal): Promise<string> {
-    signal.throwIfAborted();
-    return loop.run();
+    const loop = this.loop(options, usage, this.workingDirectory(options.workingDir));
+    options.signal.throwIfAborted();
+    return { text: await loop.run(), usage };
   }
 
   /**
@@ -163,7 +146,7 @@ export class AgentEngine {
         ...(options.log ? { log: options.log } : {}),
         ...(this.deps.hideAddresses ? { hideAddresses: this.deps.hideAddresses } : {}),
         spawnAgent: (agentType, prompt, dir, signal) =>
-          this.runSubAgent({
+          this.run({
             agentType,
             prompt,
             // The model names it from the directory it works in, not the service's start directory.

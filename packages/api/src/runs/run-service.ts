@@ -10,7 +10,7 @@ import type { RunEventBus } from './event-bus.js';
 import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError } from './errors.js';
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { Admission, RunQueue } from './run-queue.js';
-import { isTextFrame, mergeTextFrames } from './text-frames.js';
+import { EventWriter } from './event-writer.js';
 
 /** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
 export type RunFrame = { event: string } & Record<string, unknown>;
@@ -24,6 +24,13 @@ export interface JobContext {
   log: Log;
   /** The run's checkpoint: awaited before a tool changes files (absent when checkpoints are off). */
   beforeModify?: () => Promise<void>;
+}
+
+/** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
+export interface RunMetrics {
+  runStarted(agent: string): void;
+  /** `executed` false: the run ended before the queue let it start, and `seconds` is its wait. */
+  runEnded(agent: string, status: EndStatus, seconds: number, executed: boolean): void;
 }
 
 /** Snapshots of a run's working directory (checkpoints/); RunService only calls its hooks. */
@@ -75,16 +82,13 @@ export interface RunServiceOptions {
   describeFailure?: (error: unknown) => string;
   /** Takes each run's snapshots; the end one before the run's end is recorded. */
   checkpoints?: RunCheckpoints;
-  /** Told of a run that ended before the queue let it start (cancelled or interrupted while queued). */
-  onEndedWhileQueued?: (run: RunRecord, status: EndStatus) => void;
+  /** Counts runs as they start executing and as they end (metrics/service-metrics.ts). */
+  metrics?: RunMetrics;
   log: Log;
 }
 
 export const RUN_CANCELLED = 'Run cancelled';
 export const RUN_INTERRUPTED = 'Run interrupted: the service stopped';
-
-/** Text frames of one run are stored at most this often; text arriving in between joins the next one. */
-export const TEXT_FRAME_INTERVAL_MS = 50;
 
 interface Execution {
   controller: AbortController;
@@ -333,10 +337,13 @@ export class RunService {
     let slot: { release(): void } | undefined;
     const checkpoint = this.options.checkpoints?.forRun(run.id, run.workingDir);
     let admitted = false;
+    let startedAt = 0;
     try {
       if (admission.queued) events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
       slot = await admission.slot;
       admitted = true;
+      startedAt = performance.now();
+      this.options.metrics?.runStarted(run.agentType);
       if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
       const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
       log.debug({ agent: run.agentType }, 'run started');
@@ -347,7 +354,8 @@ export class RunService {
     } finally {
       slot?.release();
     }
-    if (!admitted) this.options.onEndedWhileQueued?.(run, end.status);
+    const seconds = admitted ? (performance.now() - startedAt) / 1000 : (this.now().getTime() - run.createdAt.getTime()) / 1000;
+    this.options.metrics?.runEnded(run.agentType, end.status, seconds, admitted);
     // Never throws: a failed snapshot is recorded with the checkpoint, not with the run.
     await checkpoint?.finish();
     await events.flushed();
@@ -424,62 +432,3 @@ const failedEnd = (message: string): Ending => errorEnd('failed', message);
 const cancelledEnd = (): Ending => errorEnd('cancelled', RUN_CANCELLED);
 const interruptedEnd = (): Ending => errorEnd('interrupted', RUN_INTERRUPTED);
 const abortedEnd = (signal: AbortSignal): Ending => (signal.reason instanceof InterruptSignal ? interruptedEnd() : cancelledEnd());
-
-/**
- * Stores a run's frames one after another, in the order they were emitted, and tells followers
- * after each is stored. Emitting never blocks the agent.
- */
-class EventWriter {
-  private chain: Promise<void> = Promise.resolve();
-  /** Frames emitted and not yet being stored: text arriving faster than the store takes it joins the last one. */
-  private readonly waiting: RunFrame[] = [];
-  /** When the last text frame was stored (performance.now()). */
-  private lastTextAt = Number.NEGATIVE_INFINITY;
-  toolCalls = 0;
-
-  constructor(
-    private readonly runId: string,
-    private readonly options: RunServiceOptions,
-    private readonly now: () => Date,
-    private readonly log: Log,
-  ) {}
-
-  emit(frame: RunFrame): void {
-    if (frame.event === 'tool_start') this.toolCalls += 1;
-    const last = this.waiting.at(-1);
-    const merged = last === undefined ? undefined : mergeTextFrames(last, frame);
-    if (merged) {
-      this.waiting[this.waiting.length - 1] = merged;
-      return;
-    }
-    this.waiting.push(frame);
-    this.chain = this.chain.then(async () => {
-      if (isTextFrame(this.waiting[0]!)) await this.textTurn();
-      const data = encodeEvent(this.waiting.shift()!);
-      try {
-        // Only while the run is active: after a cancel from elsewhere, nothing follows its last event.
-        const stored = await this.options.store.appendActiveEvent(this.runId, data, this.now());
-        if (stored) await this.options.bus.publish(this.runId, stored);
-      } catch (error) {
-        this.log.error({ err: error }, 'could not store a run event');
-      }
-    });
-  }
-
-  flushed(): Promise<void> {
-    return this.chain;
-  }
-
-  /**
-   * A run's text is stored as it comes, but at most one text frame per TEXT_FRAME_INTERVAL_MS:
-   * text arriving sooner waits and joins the frame. A model sends each token in a read of its
-   * own, and every stored frame is a write, a notification and a socket write per follower; at a
-   * token every 10 ms, frames of five tokens are half as many as frames of two or three, and
-   * twenty frames a second still read as a steady stream. The first text frame goes out at once.
-   */
-  private async textTurn(): Promise<void> {
-    const wait = this.lastTextAt + TEXT_FRAME_INTERVAL_MS - performance.now();
-    if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
-    this.lastTextAt = performance.now();
-  }
-}
