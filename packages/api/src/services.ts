@@ -154,19 +154,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   await logSandboxState(settings, log);
   const sqliteWarning = settings.database.dialect === 'sqlite' ? sqliteRuntimeWarning(process.versions.node) : undefined;
   if (sqliteWarning !== undefined) log.warn({ node: process.versions.node }, sqliteWarning);
-  const turns = new TurnService(
-    conversations,
-    repository,
-    settings,
-    (invocation) =>
-      engine.run({
-        ...invocation,
-        streaming: invocation.streaming ?? invocation.onFrame !== undefined,
-        ...(invocation.onFrame ? { emit: invocation.onFrame } : {}),
-      }),
-    now,
-    (workingDir) => engine.promptRoom('explore', 'plan', workingDir),
-  );
+  const turns = new TurnService(conversations, repository, settings, now);
   const sweeper = new ExpirySweeper(
     conversations,
     SWEEP_INTERVAL_MS,

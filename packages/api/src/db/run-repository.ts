@@ -1,4 +1,5 @@
 import type { RunStatus } from '@mada/protocol';
+import type { AppendResult, NewMessage } from './repository.js';
 
 /** Stored agent runs and their event logs (EXTENSIONS.md section 2), for both dialects. */
 
@@ -110,6 +111,34 @@ export interface RunListPage {
 export interface CreateRunOptions {
   /** A run with the same user and idempotency key created at or after this instant is the same request. */
   idempotentSince: Date;
+  /**
+   * A conversation turn's user message (the run's `conversationId`): stored in the same
+   * transaction as the run, so there is never one without the other.
+   */
+  userMessage?: { message: NewMessage; titleIfUnset: string | null };
+}
+
+export interface CreatedRun {
+  run: RunRecord;
+  created: boolean;
+  /** The user message stored with a new run, and the conversation after it. */
+  turn?: AppendResult;
+}
+
+/** The run's conversation is gone (deleted since it was read): nothing was stored. */
+export class RunConversationGoneError extends Error {
+  constructor() {
+    super('The conversation of the run is gone');
+    this.name = 'RunConversationGoneError';
+  }
+}
+
+/** The run's conversation already has an active run (one turn at a time): nothing was stored. */
+export class RunConversationActiveError extends Error {
+  constructor() {
+    super('The conversation has an active run');
+    this.name = 'RunConversationActiveError';
+  }
 }
 
 export interface RunRepository {
@@ -117,9 +146,10 @@ export interface RunRepository {
    * Stores a new run, unless one of this user's runs created since `idempotentSince` carries the
    * same idempotency key: then that run comes back with created false and nothing is stored.
    * Safe under concurrency: of simultaneous requests with one key, exactly one creates.
-   * An older run's key is released, so a key may be reused after the window.
+   * An older run's key is released, so a key may be reused after the window. A conversation has
+   * one active run at most: a second throws RunConversationActiveError.
    */
-  createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }>;
+  createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun>;
   findRun(id: string): Promise<RunRecord | undefined>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;

@@ -1,7 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { PermissionMode } from '@mada/protocol';
-import { ACTIVE_RUN_STATUSES, type RunRecord, type RunRepository, type RunStatus, type RunUsage } from '../db/run-repository.js';
-import { emptyUsage, type RunUsage as AgentUsage } from '../agents/run-usage.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  RunConversationActiveError,
+  RunConversationGoneError,
+  type CreatedRun,
+  type RunRecord,
+  type RunRepository,
+  type RunStatus,
+  type RunUsage,
+} from '../db/run-repository.js';
+import type { AppendResult } from '../db/repository.js';
+import type { RunContext } from '../agents/run-context.js';
+import { emptyUsage } from '../agents/run-usage.js';
+import { ConversationNotFoundError } from '../conversations/service.js';
+import { ConversationBusyError, type DraftUserMessage } from '../conversations/turn-service.js';
+import type { ApprovalGate } from '../tools/tool.js';
 import { errorMessage } from '../util/error-message.js';
 import { loggableError } from '../util/loggable-error.js';
 import type { Log } from '../util/log.js';
@@ -14,17 +28,6 @@ import { EventWriter } from './event-writer.js';
 
 /** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
 export type RunFrame = { event: string } & Record<string, unknown>;
-
-export interface JobContext {
-  signal: AbortSignal;
-  emit(frame: RunFrame): void;
-  /** Totals the agent adds its cost to as it goes: read at the end however the run ended. */
-  usage: AgentUsage;
-  /** Writes `run_id` on every line: hand it to everything the run calls that logs. */
-  log: Log;
-  /** The run's checkpoint: awaited before a tool changes files (absent when checkpoints are off). */
-  beforeModify?: () => Promise<void>;
-}
 
 /** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
 export interface RunMetrics {
@@ -44,18 +47,19 @@ export interface JobResult {
   done: RunFrame;
 }
 
+/** The run's approval gate, made once the run can emit events (approval-service.ts). */
+export type GateFactory = (emit: (frame: RunFrame) => void) => ApprovalGate;
+
 /** What a run does once it may execute: the agent, or a conversation turn around it. */
 export interface RunJob {
-  execute(context: JobContext): Promise<JobResult>;
-  /** Called once the run has ended here, however it ended (gives a conversation's turn lease back). */
-  ended?(status: EndStatus): Promise<void>;
+  /** Who answers the approval rules' asks during the run; absent: nobody. */
+  gate?: GateFactory;
+  execute(context: RunContext): Promise<JobResult>;
 }
 
 export type EndStatus = 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
 
 export interface RunRequest {
-  /** Chosen by the caller when something is stored under the run's name first (a turn lease). */
-  id?: string;
   userId: string;
   agentType: string;
   mode: PermissionMode;
@@ -64,6 +68,8 @@ export interface RunRequest {
   conversationId?: string | null;
   /** The Idempotency-Key header and a digest of the request it came with. */
   idempotency?: { key: string; hash: string } | undefined;
+  /** A conversation turn's user message: stored with the run, in one transaction. */
+  userMessage?: DraftUserMessage;
 }
 
 export interface RunServiceOptions {
@@ -140,7 +146,7 @@ export class RunService {
    * A request repeating an Idempotency-Key of the last 24 h gets the first run back instead
    * (`created` false), and `job` is never called for it.
    */
-  async start(request: RunRequest, job: (run: RunRecord) => RunJob): Promise<{ run: RunRecord; created: boolean }> {
+  async start(request: RunRequest, job: (run: RunRecord, turn: AppendResult | undefined) => RunJob): Promise<{ run: RunRecord; created: boolean }> {
     if (this.draining) throw new ShuttingDownError();
     const now = this.now();
     const idempotentSince = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
@@ -150,11 +156,11 @@ export class RunService {
     // Asked before the run is stored: a run with a free place is stored running, which spares the
     // status change that starting it would otherwise cost every run.
     const admission = this.options.queue.admit(request.userId, controller.signal);
-    let stored: { run: RunRecord; created: boolean };
+    let stored: CreatedRun;
     try {
       stored = await this.options.store.createRun(
         {
-          id: request.id ?? randomUUID(),
+          id: randomUUID(),
           userId: request.userId,
           agentType: request.agentType,
           mode: request.mode,
@@ -169,20 +175,22 @@ export class RunService {
           leaseOwner: this.owner,
           leaseUntil: new Date(now.getTime() + this.options.leaseMs),
         },
-        { idempotentSince },
+        { idempotentSince, ...(request.userMessage ? { userMessage: request.userMessage } : {}) },
       );
     } catch (error) {
       giveBack(admission, controller);
-      throw error;
+      const refused = await this.refusal(error, request);
+      if (refused instanceof RepeatedRun) return { run: refused.run, created: false };
+      throw refused;
     }
-    const { run, created } = stored;
+    const { run, created, turn } = stored;
     if (!created) {
       giveBack(admission, controller);
       // A concurrent request with the same key stored its run first.
       return { run: this.sameRequest(run, request.idempotency), created: false };
     }
     // execute() settles only after its first await, so the entry exists before it removes it.
-    const finished = this.execute(run, job(run), controller, admission);
+    const finished = this.execute(run, job(run, turn), controller, admission);
     this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
     return { run, created: true };
   }
@@ -195,6 +203,12 @@ export class RunService {
     if (!run) throw new RunNotFoundError();
     if (run.userId !== userId) throw new RunForbiddenError();
     return run;
+  }
+
+  /** The data of an ended run's last event (its `done` or `error`). */
+  async lastEvent(run: RunRecord): Promise<string | undefined> {
+    const [last] = await this.options.store.eventsAfter(run.id, run.lastEventId - 1, 1);
+    return last?.data;
   }
 
   list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunRecord[]; total: number }> {
@@ -242,8 +256,8 @@ export class RunService {
 
   /**
    * Ends `interrupted` every unfinished run whose process is gone: at start-up of a single process
-   * all of them (`expiredBefore` in the future), with replicas those whose lease ran out. The
-   * conversation turn such a run held is freed with it.
+   * all of them (`expiredBefore` in the future), with replicas those whose lease ran out. Its
+   * conversation, if it was a turn, may take the next turn from then on.
    */
   async recoverInterrupted(scope: 'all' | 'expired'): Promise<number> {
     const now = this.now();
@@ -291,14 +305,24 @@ export class RunService {
 
   /**
    * The run an Idempotency-Key of the last 24 h already names (undefined: none, or no key); 422
-   * when the key was used for another request. Routes that store something before the run starts
-   * (a conversation turn's user message) ask first, so that a retry stores nothing.
+   * when the key was used for another request.
    */
   async repeated(userId: string, idempotency: RunRequest['idempotency']): Promise<RunRecord | undefined> {
     if (!idempotency) return undefined;
     const since = new Date(this.now().getTime() - IDEMPOTENCY_WINDOW_MS);
     const found = await this.options.store.findRunByIdempotencyKey(userId, idempotency.key, since);
     return found ? this.sameRequest(found, idempotency) : undefined;
+  }
+
+  /**
+   * Why a run was not stored, as the caller's error; for a conversation that is busy with the very
+   * run a retried request started (the two raced), that run instead.
+   */
+  private async refusal(error: unknown, request: RunRequest): Promise<unknown> {
+    if (error instanceof RunConversationGoneError) return new ConversationNotFoundError();
+    if (!(error instanceof RunConversationActiveError)) return error;
+    const raced = await this.repeated(request.userId, request.idempotency);
+    return raced ? new RepeatedRun(raced) : new ConversationBusyError();
   }
 
   /** The run a key already names, if the request is the same; 422 when the key is reused for another. */
@@ -345,9 +369,16 @@ export class RunService {
       startedAt = performance.now();
       this.options.metrics?.runStarted(run.agentType);
       if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
-      const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
       log.debug({ agent: run.agentType }, 'run started');
-      const result = await job.execute({ signal, emit: (frame) => events.emit(frame), usage, log, ...hooks });
+      const emit = (frame: RunFrame): void => events.emit(frame);
+      const result = await job.execute({
+        signal,
+        emit,
+        usage,
+        log,
+        ...(job.gate ? { approvalGate: job.gate(emit) } : {}),
+        ...(checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {}),
+      });
       end = { status: 'succeeded', response: result.response, error: null, final: result.done };
     } catch (error) {
       end = signal.aborted ? abortedEnd(signal) : this.failure(run.id, error);
@@ -371,7 +402,6 @@ export class RunService {
       log,
     );
     log.info({ agent: run.agentType, status: end.status, ...(end.error === null ? {} : { error: end.error }) }, 'run ended');
-    await job.ended?.(end.status).catch((error: unknown) => log.error({ err: error }, 'run clean-up failed'));
     return ended ?? (await this.options.store.findRun(run.id).catch(() => undefined)) ?? run;
   }
 
@@ -395,6 +425,11 @@ export class RunService {
       return undefined;
     }
   }
+}
+
+/** Not an error: the run a retried request started, found where a new run was refused. */
+class RepeatedRun {
+  constructor(readonly run: RunRecord) {}
 }
 
 const NO_USAGE: RunUsage = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
