@@ -25,6 +25,7 @@ import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunN
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { Admission, RunQueue } from './run-queue.js';
 import { EventWriter } from './event-writer.js';
+import { followRunEvents, seenRun, type FollowOptions } from './follow-events.js';
 
 /** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
 export type RunFrame = { event: string } & Record<string, unknown>;
@@ -124,6 +125,7 @@ export class RunService {
     this.leaseTimer.unref();
   }
 
+  /** The store and the bus underneath, for tests; callers follow runs through follow(). */
   get store(): RunRepository {
     return this.options.store;
   }
@@ -203,6 +205,20 @@ export class RunService {
     if (!run) throw new RunNotFoundError();
     if (run.userId !== userId) throw new RunForbiddenError();
     return run;
+  }
+
+  /**
+   * Follows a run's events after seq `after` until its final frame, or until `signal` aborts:
+   * stored ones first, then each new one once it is stored. `deliver` is awaited before the next
+   * frames are read (backpressure). `run` is the run as the caller read it (its ownership check).
+   */
+  follow(run: RunRecord, options: { after: number; withIds: boolean; signal: AbortSignal; deliver: FollowOptions['deliver'] }): Promise<void> {
+    return followRunEvents({ store: this.options.store, bus: this.options.bus, runId: run.id, seen: seenRun(run), ...options });
+  }
+
+  /** Characters of a run's events stored after seq `seq`: how far behind a follower there is. */
+  storedAfter(runId: string, seq: number): Promise<number> {
+    return this.options.store.eventTextAfter(runId, seq);
   }
 
   /** The data of an ended run's last event (its `done` or `error`). */
