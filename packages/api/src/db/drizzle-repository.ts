@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, gte, isNull, lt, lte, or, sql, sum, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, lt, lte, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter } from './dialect.js';
 import { DrizzleApprovalRepository } from './drizzle-approval-repository.js';
 import { DrizzleRunRepository } from './drizzle-run-repository.js';
