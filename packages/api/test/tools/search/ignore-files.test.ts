@@ -60,8 +60,8 @@ describe('a 16 MiB .gitignore of 52,000 distinct wildcard rules, searched withou
         return found;
       }),
     );
-    expect(relative(value.value)).toEqual(EXPECTED);
     expect(value.longestStallMs, 'the event loop was held').toBeLessThan(MAX_STALL_MS);
+    expect(relative(value.value)).toEqual(EXPECTED);
     const limited = warnings.filter((warning) => (warning as Error & { code?: string }).code === 'MADA_IGNORE_RULES_LIMITED');
     expect(limited).toHaveLength(1);
     expect(limited[0]?.message).toContain(`${root}/.gitignore: rules from line 1004 on are not applied`);
@@ -74,7 +74,7 @@ describe('a 16 MiB .gitignore of 52,000 distinct wildcard rules, searched withou
       await backend.searchContent(request, (matches) => found.push(matches.path));
       return found;
     });
-    expect(relative(value)).toEqual(EXPECTED.filter((path) => path !== '.gitignore'));
     expect(longestStallMs, 'the event loop was held').toBeLessThan(MAX_STALL_MS);
+    expect(relative(value)).toEqual(EXPECTED.filter((path) => path !== '.gitignore'));
   }, 180_000);
 });
