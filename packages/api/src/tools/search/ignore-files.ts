@@ -37,7 +37,7 @@ export interface RuleLimits {
   rulesPerWalk: number;
 }
 
-export const DEFAULT_RULE_LIMITS: RuleLimits = { globsPerFile: 1000, globsPerWalk: 5000, rulesPerFile: 100_000, rulesPerWalk: 200_000 };
+export const DEFAULT_RULE_LIMITS: RuleLimits = { globsPerFile: 500, globsPerWalk: 2500, rulesPerFile: 100_000, rulesPerWalk: 200_000 };
 
 /**
  * What is left of one walk's limits. Past a limit a file is read as if it ended there: its later

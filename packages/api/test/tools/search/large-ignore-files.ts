@@ -5,20 +5,21 @@ const MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024;
 export const GENERATED_RULES = 52_000;
 
 /**
- * Rules a project would write first (they must keep working), then 52,000 distinct wildcard
- * rules, then one more literal rule the reader never gets to: the file fills 16 MiB less a little.
+ * Rules a project would write first (they must keep working), then `rules` distinct wildcard
+ * rules (52,000 unless told), then one more literal rule the reader never gets to: the file fills
+ * `bytes` (16 MiB unless told) less a little.
  */
-export function hugeIgnoreFile(head: readonly string[], tail: string): string {
+export function hugeIgnoreFile(head: readonly string[], tail: string, bytes = MAX_IGNORE_FILE_BYTES, rules = GENERATED_RULES): string {
   const headText = `${head.join('\n')}\n`;
-  const room = MAX_IGNORE_FILE_BYTES - 4096 - headText.length - tail.length;
-  const lineBytes = Math.floor(room / GENERATED_RULES);
-  const lines = Array.from({ length: GENERATED_RULES }, (_, i) => {
+  const room = bytes - 4096 - headText.length - tail.length;
+  const lineBytes = Math.floor(room / rules);
+  const lines = Array.from({ length: rules }, (_, i) => {
     const start = `gen-${i}/*-`;
     const end = `-[0-9]?.tmp${i}`;
     return `${start}${'p'.repeat(lineBytes - start.length - end.length - 1)}${end}`;
   });
   const text = `${headText}${lines.join('\n')}\n${tail}\n`;
-  if (text.length > MAX_IGNORE_FILE_BYTES || text.length < MAX_IGNORE_FILE_BYTES - 64 * 1024) throw new Error(`the ignore file weighs ${text.length} bytes`);
+  if (text.length > bytes || text.length < bytes - 64 * 1024) throw new Error(`the ignore file weighs ${text.length} bytes`);
   return text;
 }
 
