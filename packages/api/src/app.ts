@@ -37,6 +37,7 @@ import type { RunService } from './runs/run-service.js';
 import type { ApprovalService } from './approvals/approval-service.js';
 import { approvalRoutes } from './http/routes/approvals.js';
 import { runRoutes } from './http/routes/runs.js';
+import { ConversationTurns } from './runs/conversation-turns.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
 import type { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { healthRoutes } from './http/routes/health.js';
@@ -194,7 +195,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await scope.register(agentCatalogueRoutes);
     await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter, ...ping });
     await scope.register(conversationRoutes, { conversations: deps.conversations, messageLimits });
-    await scope.register(conversationTurnRoutes, { turns: deps.turns, runs: deps.runs, approvals: deps.approvals, messageLimits, ...ping });
+    const turns = new ConversationTurns({ runs: deps.runs, turns: deps.turns, conversations: deps.conversations, engine: deps.engine, approvals: deps.approvals });
+    await scope.register(conversationTurnRoutes, { turns, runs: deps.runs, messageLimits, ...ping });
     await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
     await scope.register(approvalRoutes, { approvals: deps.approvals });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });

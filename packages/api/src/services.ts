@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import type { AgentEngine, EngineDeps } from './agents/engine.js';
+import { AgentEngine, type EngineDeps } from './agents/engine.js';
 import { ExpirySweeper } from './conversations/expiry-sweeper.js';
 import { ConversationService } from './conversations/service.js';
 import { TurnService } from './conversations/turn-service.js';
 import { openRepository } from './db/open.js';
 import type { ConversationRepository } from './db/repository.js';
-import { ObservedEngine } from './metrics/observed-engine.js';
 import { observeModel } from './metrics/observe-model.js';
 import { observeTools } from './metrics/observe-tools.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
@@ -85,7 +84,7 @@ export function createEngine(
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
     hideAddresses: addressFilterFor(settings),
   };
-  return new ObservedEngine(deps, metrics);
+  return new AgentEngine(deps);
 }
 
 /** Says at start-up when shell tools will refuse, run under the text policy alone, or reach the host's loopback. */
@@ -155,19 +154,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   await logSandboxState(settings, toolHost, log);
   const sqliteWarning = settings.database.dialect === 'sqlite' ? sqliteRuntimeWarning(process.versions.node) : undefined;
   if (sqliteWarning !== undefined) log.warn({ node: process.versions.node }, sqliteWarning);
-  const turns = new TurnService(
-    conversations,
-    repository,
-    settings,
-    (invocation) =>
-      engine.run({
-        ...invocation,
-        streaming: invocation.streaming ?? invocation.onFrame !== undefined,
-        ...(invocation.onFrame ? { emit: invocation.onFrame } : {}),
-      }),
-    now,
-    (workingDir) => engine.promptRoom('explore', 'plan', workingDir),
-  );
+  const turns = new TurnService(conversations, repository, settings, now);
   const sweeper = new ExpirySweeper(
     conversations,
     SWEEP_INTERVAL_MS,
@@ -194,8 +181,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     checkpoints,
     log,
     describeFailure: runFailureText(settings),
-    // The engine counts the runs it executes; these never reached it.
-    onEndedWhileQueued: (run, status) => metrics.runEnded(run.agentType, status, (now().getTime() - run.createdAt.getTime()) / 1000),
+    metrics,
   });
   // Deleting a conversation cancels its running turn (model call aborted, child processes ended).
   conversations.onDeleted((id) => runs.cancelConversationRuns(id));

@@ -1,16 +1,16 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import type { AgentEvent, PermissionMode } from '@mada/protocol';
+import type { PermissionMode } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
 import type { GitlinkGuard } from '../tools/sandbox/gitlink-guard.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
-import type { ApprovalGate, Tool, ToolSettings } from '../tools/tool.js';
+import type { Tool, ToolSettings } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
 import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
-import type { Log } from '../util/log.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
+import type { AgentTask, RunContext } from './run-context.js';
 import { emptyUsage, type RunUsage } from './run-usage.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
@@ -41,23 +41,8 @@ export interface EngineDeps {
   hideAddresses?: AddressFilter;
 }
 
-export interface RunOptions {
-  agentType: string;
-  prompt: string;
-  workingDir: string;
-  mode: PermissionMode;
-  signal: AbortSignal;
-  streaming: boolean;
-  emit?: (frame: AgentEvent) => void;
-  /** Totals to add this run's cost to (sub-agents share their parent's); readable even when the run fails. */
-  usage?: RunUsage;
-  /** Who answers an approval rule's `ask` in mode `default`; absent: nobody, and the call is refused. */
-  approvalGate?: ApprovalGate;
-  /** The run's checkpoint hook, awaited before the first (and each) modifying tool call, sub-agents' included. */
-  beforeModify?: () => Promise<void>;
-  /** The run's logger (with its run_id), for the tools and whatever else logs on the run's behalf. */
-  log?: Log;
-}
+/** A run outside RunService (benchmarks, tests): the task, and whatever of a context the caller has. */
+export type RunOptions = AgentTask & Omit<RunContext, 'emit' | 'usage'> & { emit?: RunContext['emit']; usage?: RunUsage };
 
 export interface RunResult {
   text: string;
@@ -98,40 +83,28 @@ export class AgentEngine {
    * request (used to cut summarization input into parts that fit).
    */
   promptRoom(agentType: string, mode: PermissionMode, workingDir: string): number {
-    const options = { agentType, prompt: '', workingDir, mode, signal: new AbortController().signal, streaming: false };
-    return this.loop(options, emptyUsage(), workingDir).promptRoom();
+    const task = { agentType, prompt: '', workingDir, mode, streaming: false };
+    return this.loop(task, { signal: new AbortController().signal, emit: ignore, usage: emptyUsage() }, workingDir).promptRoom();
+  }
+
+  /**
+   * Runs `task` on behalf of the run whose context this is, to the agent's final answer. Refusals
+   * (an unknown agent, a directory not allowed) are thrown before anything runs.
+   */
+  async execute(task: AgentTask, context: RunContext): Promise<string> {
+    const loop = this.loop(task, context, this.workingDirectory(task.workingDir));
+    context.signal.throwIfAborted();
+    return loop.run();
   }
 
   async run(options: RunOptions): Promise<string> {
     return (await this.runWithUsage(options)).text;
   }
 
-  /**
-   * A sub-agent (spawn_agent) is part of the run that started it: it goes through here, not
-   * through `run`, so a subclass that observes runs does not count it as one of its own.
-   */
-  protected async runSubAgent(options: RunOptions): Promise<string> {
-    return (await this.runWithUsage(options)).text;
-  }
-
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
-    const usage = options.usage ?? emptyUsage();
-    return { text: await this.start(this.prepare(options, usage), options.signal), usage };
-  }
-
-  /**
-   * The run's loop, confined to its working directory. Refusals (an unknown agent, a directory
-   * not allowed) are thrown here, before anything runs.
-   */
-  protected prepare(options: RunOptions, usage: RunUsage): RunLoop {
-    return this.loop(options, usage, this.workingDirectory(options.workingDir));
-  }
-
-  /** Runs a prepared loop to its answer, unless the run was cancelled meanwhile. */
-  protected start(loop: RunLoop, signal: AbortSignal): Promise<string> {
-    signal.throwIfAborted();
-    return loop.run();
+    const { agentType, prompt, workingDir, mode, streaming, emit, usage = emptyUsage(), ...context } = options;
+    return { text: await this.execute({ agentType, prompt, workingDir, mode, streaming }, { ...context, emit: emit ?? ignore, usage }), usage };
   }
 
   /**
@@ -149,41 +122,34 @@ export class AgentEngine {
     return set;
   }
 
-  private loop(options: RunOptions, usage: RunUsage, workingDir: string): RunLoop {
-    const agent = this.agent(options.agentType);
+  private loop(task: AgentTask, context: RunContext, workingDir: string): RunLoop {
+    const agent = this.agent(task.agentType);
     return new RunLoop(this.deps.model, this.deps.runtime, this.deps.limits, {
       agent,
-      prompt: options.prompt,
-      mode: options.mode,
-      streaming: options.streaming,
-      toolSet: this.toolSetOf(agent, options.mode),
-      emit: options.emit ?? ignore,
-      usage,
+      prompt: task.prompt,
+      mode: task.mode,
+      streaming: task.streaming,
+      toolSet: this.toolSetOf(agent, task.mode),
+      emit: context.emit,
+      usage: context.usage,
       toolContext: {
         workingDir,
         sandbox: this.deps.sandbox,
         gitlinks: this.deps.gitlinks,
         settings: this.deps.toolSettings,
         host: this.deps.toolHost,
-        signal: options.signal,
-        approval: { rules: this.rules, ...(options.approvalGate ? { gate: options.approvalGate } : {}) },
-        ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),
-        ...(options.log ? { log: options.log } : {}),
+        signal: context.signal,
+        approval: { rules: this.rules, ...(context.approvalGate ? { gate: context.approvalGate } : {}) },
+        ...(context.beforeModify ? { beforeModify: context.beforeModify } : {}),
+        ...(context.log ? { log: context.log } : {}),
         ...(this.deps.hideAddresses ? { hideAddresses: this.deps.hideAddresses } : {}),
+        // A sub-agent is part of its run: the same context, its own signal, and no events of its own.
         spawnAgent: (agentType, prompt, dir, signal) =>
-          this.runSubAgent({
-            agentType,
-            prompt,
+          this.execute(
             // The model names it from the directory it works in, not the service's start directory.
-            workingDir: isAbsolute(dir) ? dir : `${workingDir}/${dir}`,
-            mode: options.mode,
-            signal,
-            streaming: false,
-            usage,
-            ...(options.approvalGate ? { approvalGate: options.approvalGate } : {}),
-            ...(options.beforeModify ? { beforeModify: options.beforeModify } : {}),
-            ...(options.log ? { log: options.log } : {}),
-          }),
+            { agentType, prompt, workingDir: isAbsolute(dir) ? dir : `${workingDir}/${dir}`, mode: task.mode, streaming: false },
+            { ...context, signal, emit: ignore },
+          ),
       },
     });
   }

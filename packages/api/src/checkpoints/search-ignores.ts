@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
-import { childPath, isIgnored, loadDirectoryRules, loadParentRules, type DirectoryRules, type RuleChain } from '../tools/search/ignore-files.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, type DirectoryRules, type RuleChain } from '../tools/search/ignore-files.js';
 import { innerRuleLines, outerRuleLines, readIgnoreFile } from './outer-ignores.js';
 import { asBytes } from './snapshot-rules.js';
 
@@ -71,6 +72,15 @@ function outerFiles(workingDir: string): { name: string; text: { lines: string[]
  */
 const hasWhitelist = (text: string): boolean => text.split('\n').some((line) => line.startsWith('!') && line.trimEnd().length > 1);
 
+/** The directory holding `path` (bytes, relative), '' for the working directory. */
+const parentOf = (path: string): string => {
+  const cut = path.lastIndexOf('/');
+  return cut < 0 ? '' : path.slice(0, cut);
+};
+
+/** The longest judging paths keeps the event loop before letting other work run. */
+const SLICE_MS = 10;
+
 const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -79,20 +89,37 @@ const byDepth = (a: string, b: string): number => a.split('/').length - b.split(
  */
 export class GlobVerdict {
   private readonly dirs = new Map<string, Promise<{ chain: RuleChain; hidden: boolean }>>();
+  /** One walk's limits on ignore rules (see RuleBudget), shared by every directory this verdict reads. */
+  private readonly budget = new RuleBudget();
 
   constructor(private readonly workingDir: string) {}
 
   /** Whether glob_files leaves the file out (it or a directory on its way is ignored). */
   async hides(path: string): Promise<boolean> {
-    const cut = path.lastIndexOf('/');
-    const parent = await this.dir(cut < 0 ? '' : path.slice(0, cut));
-    return parent.hidden || isIgnored(this.absolute(path), false, parent.chain);
+    return this.judge(path, await this.dir(parentOf(path)));
   }
 
-  /** The paths among `paths` that glob_files leaves out. */
+  /**
+   * The paths among `paths` that glob_files leaves out. The directories are read first; the paths
+   * are then judged in slices of a few milliseconds, since a snapshot may judge 100,000 of them.
+   */
   async hidden(paths: readonly string[]): Promise<Set<string>> {
-    const verdicts = await Promise.all(paths.map((path) => this.hides(path)));
-    return new Set(paths.filter((_, i) => verdicts[i]));
+    const parents = [...new Set(paths.map(parentOf))];
+    const states = new Map(await Promise.all(parents.map(async (dir) => [dir, await this.dir(dir)] as const)));
+    const hidden = new Set<string>();
+    let sliceStart = performance.now();
+    for (const path of paths) {
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
+      if (this.judge(path, states.get(parentOf(path)) as { chain: RuleChain; hidden: boolean })) hidden.add(path);
+    }
+    return hidden;
+  }
+
+  private judge(path: string, parent: { chain: RuleChain; hidden: boolean }): boolean {
+    return parent.hidden || isIgnored(this.absolute(path), false, parent.chain);
   }
 
   private dir(path: string): Promise<{ chain: RuleChain; hidden: boolean }> {
@@ -106,12 +133,11 @@ export class GlobVerdict {
 
   private async load(path: string): Promise<{ chain: RuleChain; hidden: boolean }> {
     const absolute = this.absolute(path);
-    if (path === '') return { chain: [await loadDirectoryRules(absolute), ...(await loadParentRules(absolute))], hidden: false };
-    const cut = path.lastIndexOf('/');
-    const parent = await this.dir(cut < 0 ? '' : path.slice(0, cut));
+    if (path === '') return { chain: [await loadDirectoryRules(absolute, this.budget), ...(await loadParentRules(absolute, this.budget))], hidden: false };
+    const parent = await this.dir(parentOf(path));
     const hidden = parent.hidden || isIgnored(absolute, true, parent.chain);
     // A hidden directory's own rules never count: nothing below it is listed.
-    const chain: DirectoryRules[] = hidden ? [...parent.chain] : [await loadDirectoryRules(absolute), ...parent.chain];
+    const chain: DirectoryRules[] = hidden ? [...parent.chain] : [await loadDirectoryRules(absolute, this.budget), ...parent.chain];
     return { chain, hidden };
   }
 

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, gte, isNull, lt, lte, or, sql, sum, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, lt, lte, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter } from './dialect.js';
 import { DrizzleApprovalRepository } from './drizzle-approval-repository.js';
 import { DrizzleRunRepository } from './drizzle-run-repository.js';
@@ -20,7 +20,8 @@ import {
   type NewSummary,
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
-import { countPerUser, messageRows, summaryRow, tokensOf } from './rows.js';
+import { appendMessagesIn } from './append-messages.js';
+import { countPerUser, summaryRow } from './rows.js';
 
 /** Loads a large message's whole content, and ends whatever it keeps open for that. */
 export interface ContentReader {
@@ -136,26 +137,7 @@ export class DrizzleRepository implements ConversationRepository {
   }
 
   appendMessages(conversationId: string, batch: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined> {
-    const { conversations: c, messages: m } = this.t;
-    const tokens = tokensOf(batch);
-    return this.adapter.transaction(async (tx) => {
-      const [conversation] = await tx
-        .update(c)
-        .set({
-          totalTokens: sql`${c.totalTokens} + ${tokens}`,
-          lastSeq: sql`${c.lastSeq} + ${batch.length}`,
-          updatedAt: options.now,
-          lastActivityAt: options.now,
-          // The cast gives the parameter a type PostgreSQL can infer and SQLite accepts.
-          title: sql`coalesce(${c.title}, cast(${options.titleIfUnset} as varchar(255)))`,
-        })
-        .where(eq(c.id, conversationId))
-        .returning();
-      if (!conversation) return undefined;
-      const rows = messageRows(conversationId, batch, conversation.lastSeq - batch.length + 1, options.now);
-      const stored = rows.length > 0 ? await tx.insert(m).values(rows).returning() : [];
-      return { conversation, messages: stored };
-    });
+    return this.adapter.transaction((tx) => appendMessagesIn(this.t, tx, conversationId, batch, options));
   }
 
   messagesAfter(conversationId: string, afterSeq: number, count: number): Promise<ListedMessage[]> {
@@ -281,33 +263,6 @@ export class DrizzleRepository implements ConversationRepository {
       const [stored] = await tx.insert(m).values(summaryRow(conversationId, summary, claimed.lastSeq)).returning();
       return { conversation: conversation!, summary: stored! };
     });
-  }
-
-  acquireTurn(conversationId: string, token: string, now: Date, until: Date): Promise<boolean> {
-    const c = this.t.conversations;
-    return this.adapter.run(async (db) => {
-      const taken = await db
-        .update(c)
-        .set({ busyToken: token, busyUntil: until })
-        .where(and(eq(c.id, conversationId), or(isNull(c.busyUntil), lt(c.busyUntil, now))))
-        .returning({ id: c.id });
-      return taken.length > 0;
-    });
-  }
-
-  async renewTurn(conversationId: string, token: string, until: Date): Promise<void> {
-    const c = this.t.conversations;
-    await this.adapter.run((db) => db.update(c).set({ busyUntil: until }).where(and(eq(c.id, conversationId), eq(c.busyToken, token))));
-  }
-
-  async releaseTurn(conversationId: string, token: string): Promise<void> {
-    const c = this.t.conversations;
-    await this.adapter.run((db) =>
-      db
-        .update(c)
-        .set({ busyToken: null, busyUntil: null })
-        .where(and(eq(c.id, conversationId), eq(c.busyToken, token))),
-    );
   }
 
   deleteIdleSince(cutoff: Date): Promise<number> {

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
+import { appendMessagesIn } from './append-messages.js';
 import { framesWithIds, framesWithoutIds, pagesAfter } from './run-event-statements.js';
 import {
   ACTIVE_RUN_STATUSES,
@@ -8,6 +9,9 @@ import {
   type EventFrames,
   type FrameBytes,
   type CreateRunOptions,
+  type CreatedRun,
+  RunConversationActiveError,
+  RunConversationGoneError,
   type NewRun,
   QueuedRunLimitReached,
   type RunChanges,
@@ -22,6 +26,27 @@ import {
 
 /** The first key of the advisory locks that serialize one user's queued-run creations (the second is the user's). */
 const QUEUED_RUNS_LOCK = 0x6d616471;
+
+/** Thrown inside a turn's creation to roll its user message back: the key names an earlier run. */
+class KeyTaken extends Error {
+  constructor(readonly run: RunRecord) {
+    super('idempotency key taken');
+  }
+}
+
+/** The index that keeps one active run per conversation, by name (PostgreSQL) or by column (SQLite). */
+const ACTIVE_CONVERSATION_INDEX = 'runs_conversation_active_idx';
+
+/** A unique violation of ACTIVE_CONVERSATION_INDEX, from either driver, under drizzle's wrapper. */
+function isActiveConversationConflict(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; depth++) {
+    const { code, constraint } = current as { code?: unknown; constraint?: unknown };
+    if (code === '23505' && constraint === ACTIVE_CONVERSATION_INDEX) return true;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' && current.message.includes('runs.conversation_id')) return true;
+    current = current.cause;
+  }
+  return false;
+}
 
 /** Events read at a time to build an ended run's pages. */
 const PAGE_SOURCE_ROWS = 5000;
@@ -47,39 +72,49 @@ export class DrizzleRunRepository implements RunRepository {
     this.statements = hotStatements(adapter);
   }
 
-  createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }> {
-    const r = this.t.runs;
-    const { now, ...fields } = input;
-    return this.adapter.transaction(async (tx) => {
-      if (input.idempotencyKey !== null) {
-        // A key past its window names nothing any more: release it for this request.
-        await tx
-          .update(r)
-          .set({ idempotencyKey: null })
-          .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey), lt(r.createdAt, options.idempotentSince)));
-      }
-      const limited = options.maxQueued !== undefined && input.status === 'queued';
-      // Concurrent queued creations for one user (on any replica) take turns, so each counts the others'.
-      if (limited) await this.lockUser(tx, input.userId);
-      const values: Record<string, unknown> = { ...fields, createdAt: now };
-      const insert = this.shapedStatement('insert', values, '', (set) => (db) =>
-        db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
-      );
-      const [created] = await insert(tx, withoutNulls(values));
-      // Counted after the insert, this one included; throwing rolls the insert back.
-      if (created && limited && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
-      if (created) return { run: created, created: true };
-      // Only a key collision skips the insert, and then the run holding the key is committed.
-      const [existing] = await tx
-        .select()
-        .from(r)
-        .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey!)));
-      return { run: existing!, created: false };
-    });
+  async createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun> {
+    try {
+      return await this.adapter.transaction((tx) => this.createIn(tx, input, options));
+    } catch (error) {
+      if (error instanceof KeyTaken) return { run: error.run, created: false };
+      if (input.conversationId !== null && isActiveConversationConflict(error)) throw new RunConversationActiveError();
+      throw error;
+    }
   }
 
-  countQueuedRuns(userId: string): Promise<number> {
-    return this.adapter.run((db) => this.queuedOf(db, userId));
+  private async createIn(tx: Db, input: NewRun, options: CreateRunOptions): Promise<CreatedRun> {
+    const r = this.t.runs;
+    const { now, ...fields } = input;
+    // The turn's message first: its UPDATE of the conversation row serializes turns of one
+    // conversation on PostgreSQL, and a conversation deleted meanwhile stores nothing.
+    const turn = options.userMessage && (await appendMessagesIn(this.t, tx, input.conversationId!, [options.userMessage.message], { now, titleIfUnset: options.userMessage.titleIfUnset }));
+    if (options.userMessage && !turn) throw new RunConversationGoneError();
+    if (input.idempotencyKey !== null) {
+      // A key past its window names nothing any more: release it for this request.
+      await tx
+        .update(r)
+        .set({ idempotencyKey: null })
+        .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey), lt(r.createdAt, options.idempotentSince)));
+    }
+    const limited = options.maxQueued !== undefined && input.status === 'queued';
+    // Concurrent queued creations for one user (on any replica) take turns, so each counts the others'.
+    if (limited) await this.lockUser(tx, input.userId);
+    const values: Record<string, unknown> = { ...fields, createdAt: now };
+    const insert = this.shapedStatement('insert', values, '', (set) => (db) =>
+      db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
+    );
+    const [created] = await insert(tx, withoutNulls(values));
+    // Counted after the insert, this one included; throwing rolls the insert (and the turn's message) back.
+    if (created && limited && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
+    if (created) return { run: created, created: true, ...(turn ? { turn } : {}) };
+    // Only a key collision skips the insert, and then the run holding the key is committed.
+    const [existing] = await tx
+      .select()
+      .from(r)
+      .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey!)));
+    // Thrown to roll back the user message stored above: a repeated request stores nothing.
+    if (turn) throw new KeyTaken(existing!);
+    return { run: existing!, created: false };
   }
 
   private async queuedOf(db: Db, userId: string): Promise<number> {
@@ -198,7 +233,7 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   interruptAbandonedRuns(expiredBefore: Date, now: Date, ending: { error: string; eventData: string }): Promise<string[]> {
-    const { runs: r, conversations: c, approvals: a } = this.t;
+    const { runs: r, approvals: a } = this.t;
     return this.adapter.transaction(async (tx) => {
       const abandoned = await tx
         .select({ id: r.id })
@@ -209,7 +244,6 @@ export class DrizzleRunRepository implements RunRepository {
         // The status condition makes a run that ended meanwhile keep its own ending.
         const done = await this.append(tx, id, ending.eventData, now, { status: 'interrupted', endedAt: now, error: ending.error, leaseOwner: null, leaseUntil: null }, ACTIVE_RUN_STATUSES);
         if (!done) continue;
-        await tx.update(c).set({ busyToken: null, busyUntil: null }).where(eq(c.busyToken, id));
         // Nobody is left to act on an answer: what the run was waiting for is denied with it.
         await tx
           .update(a)

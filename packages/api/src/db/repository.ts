@@ -17,8 +17,6 @@ export interface ConversationRecord {
   createdAt: Date;
   updatedAt: Date | null;
   lastActivityAt: Date;
-  busyToken: string | null;
-  busyUntil: Date | null;
 }
 
 export interface MessageRecord {
@@ -159,11 +157,6 @@ export interface ConversationRepository {
    * new one and keeps total_tokens = sum over active messages.
    */
   applySummary(conversationId: string, summary: NewSummary): Promise<{ conversation: ConversationRecord; summary: MessageRecord } | undefined>;
-  /** Takes the turn lease unless another live one holds it; false when busy. */
-  acquireTurn(conversationId: string, token: string, now: Date, until: Date): Promise<boolean>;
-  /** Extends a lease this token holds. */
-  renewTurn(conversationId: string, token: string, until: Date): Promise<void>;
-  releaseTurn(conversationId: string, token: string): Promise<void>;
   /** Deletes conversations idle since before `cutoff`; returns how many. */
   deleteIdleSince(cutoff: Date): Promise<number>;
   close(): Promise<void>;

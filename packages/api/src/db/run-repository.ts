@@ -1,4 +1,5 @@
 import type { RunStatus } from '@mada/protocol';
+import type { AppendResult, NewMessage } from './repository.js';
 
 /** Stored agent runs and their event logs (EXTENSIONS.md section 2), for both dialects. */
 
@@ -116,6 +117,18 @@ export interface CreateRunOptions {
    * QueuedRunLimitReached is thrown.
    */
   maxQueued?: number;
+  /**
+   * A conversation turn's user message (the run's `conversationId`): stored in the same
+   * transaction as the run, so there is never one without the other.
+   */
+  userMessage?: { message: NewMessage; titleIfUnset: string | null };
+}
+
+export interface CreatedRun {
+  run: RunRecord;
+  created: boolean;
+  /** The user message stored with a new run, and the conversation after it. */
+  turn?: AppendResult;
 }
 
 /** createRun's refusal of a queued run past CreateRunOptions.maxQueued. */
@@ -126,16 +139,31 @@ export class QueuedRunLimitReached extends Error {
   }
 }
 
+/** The run's conversation is gone (deleted since it was read): nothing was stored. */
+export class RunConversationGoneError extends Error {
+  constructor() {
+    super('The conversation of the run is gone');
+    this.name = 'RunConversationGoneError';
+  }
+}
+
+/** The run's conversation already has an active run (one turn at a time): nothing was stored. */
+export class RunConversationActiveError extends Error {
+  constructor() {
+    super('The conversation has an active run');
+    this.name = 'RunConversationActiveError';
+  }
+}
+
 export interface RunRepository {
   /**
    * Stores a new run, unless one of this user's runs created since `idempotentSince` carries the
    * same idempotency key: then that run comes back with created false and nothing is stored.
    * Safe under concurrency: of simultaneous requests with one key, exactly one creates.
-   * An older run's key is released, so a key may be reused after the window.
+   * An older run's key is released, so a key may be reused after the window. A conversation has
+   * one active run at most: a second throws RunConversationActiveError.
    */
-  createRun(input: NewRun, options: CreateRunOptions): Promise<{ run: RunRecord; created: boolean }>;
-  /** How many of the user's runs are queued, over every process sharing the database. */
-  countQueuedRuns(userId: string): Promise<number>;
+  createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun>;
   findRun(id: string): Promise<RunRecord | undefined>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;

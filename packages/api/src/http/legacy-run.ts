@@ -1,7 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { RunRecord } from '../db/run-repository.js';
 import type { RunService } from '../runs/run-service.js';
-import { seenRun } from '../runs/follow-events.js';
 import { streamRunEvents } from './run-event-stream.js';
 
 export const RUN_ID_HEADER = 'x-run-id';
@@ -39,12 +38,10 @@ export async function awaitRun(runs: RunService, reply: FastifyReply, run: RunRe
 export async function streamLegacyRun(runs: RunService, reply: FastifyReply, run: RunRecord, pingIntervalMs?: number): Promise<void> {
   identifyRun(reply, run.id);
   await streamRunEvents(reply, {
-    store: runs.store,
-    bus: runs.bus,
-    runId: run.id,
+    runs,
+    run,
     after: 0,
     withIds: false,
-    seen: seenRun(run),
     onClientGone: () => runs.abandon(run.id),
     maxBacklogChars: LEGACY_MAX_BACKLOG_CHARS,
     ...(pingIntervalMs === undefined ? {} : { pingIntervalMs }),

@@ -1,18 +1,15 @@
 import type { FastifyReply } from 'fastify';
-import type { RunEventBus } from '../runs/event-bus.js';
-import { followRunEvents, type FollowOptions } from '../runs/follow-events.js';
-import type { RunRepository } from '../db/run-repository.js';
+import type { RunRecord } from '../db/run-repository.js';
+import type { RunService } from '../runs/run-service.js';
 import { SseStream } from './sse.js';
 
 export interface RunEventStreamOptions {
-  store: RunRepository;
-  bus: RunEventBus;
-  runId: string;
+  runs: RunService;
+  /** The run as the route read it (its ownership check). */
+  run: RunRecord;
   after: number;
   /** `id: <n>` lines for resumable streams; the legacy streams send `data:` lines only. */
   withIds: boolean;
-  /** The run as the route read it (FollowOptions.seen). */
-  seen?: FollowOptions['seen'];
   pingIntervalMs?: number;
   /** Called when the client goes away before the last frame (legacy streams cancel their run). */
   onClientGone?: () => void;
@@ -35,13 +32,9 @@ export async function streamRunEvents(reply: FastifyReply, options: RunEventStre
   const stream = new SseStream(reply, options.pingIntervalMs);
   let finished = false;
   try {
-    await followRunEvents({
-      store: options.store,
-      bus: options.bus,
-      runId: options.runId,
+    await options.runs.follow(options.run, {
       after: options.after,
       withIds: options.withIds,
-      ...(options.seen ? { seen: options.seen } : {}),
       signal: stream.signal,
       deliver: (frames, lastSeq) => deliverWatched(reply, stream.sendRaw(frames), lastSeq, options),
     });
@@ -65,8 +58,8 @@ async function deliverWatched(reply: FastifyReply, sent: Promise<void>, seq: num
     timer = setInterval(() => {
       if (checking) return;
       checking = true;
-      options.store
-        .eventTextAfter(options.runId, seq)
+      options.runs
+        .storedAfter(options.run.id, seq)
         .then((stored) => {
           if (stored + reply.raw.writableLength > limit) {
             reply.raw.destroy();

@@ -65,8 +65,17 @@ export class ServiceMetrics {
     return this.sseStreams.add(count);
   }
 
-  /** One run over, however it ended: counted by agent and status, with its wall time. */
-  runEnded(agent: string, status: RunStatus, seconds: number): void {
+  /** A run began executing (it left the queue). */
+  runStarted(agent: string): void {
+    this.runsActive.inc({ agent });
+  }
+
+  /**
+   * One run over, however it ended: counted by agent and status, with its wall time (its wait,
+   * for one that ended before it executed).
+   */
+  runEnded(agent: string, status: RunStatus, seconds: number, executed: boolean): void {
+    if (executed) this.runsActive.dec({ agent });
     this.runs.inc({ agent, status });
     this.runDuration.observe({ agent, status }, seconds);
   }

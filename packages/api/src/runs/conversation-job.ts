@@ -1,32 +1,49 @@
 import type { PermissionMode } from '@mada/protocol';
-import type { PreparedTurn, TurnResult } from '../conversations/turn-service.js';
-import type { GateFactory } from './agent-job.js';
-import type { RunJob } from './run-service.js';
+import type { AgentEngine } from '../agents/engine.js';
+import type { RunContext } from '../agents/run-context.js';
+import type { AppendResult } from '../db/repository.js';
+import { AgentFailedError, type Summarizer, type TurnResult, type TurnService } from '../conversations/turn-service.js';
+import { errorMessage } from '../util/error-message.js';
+import type { GateFactory, RunJob } from './run-service.js';
+
+export interface ConversationJobOptions {
+  mode: PermissionMode;
+  streaming: boolean;
+  gate?: GateFactory;
+  /** Told of the turn's result (the blocking route answers with it). */
+  onResult?: (result: TurnResult) => void;
+}
 
 /**
- * A conversation turn as a run: the user message is already stored (PreparedTurn); the run runs
- * the agent, stores its answer, and ends with the `done` frame of the conversation stream. The
- * turn's lease is given back however the run ends.
+ * A conversation turn as a run. The user message was stored with the run (`turn`); everything
+ * else happens inside it, under its signal, usage and log: summarization if needed, the context
+ * prompt, the agent, the answer stored. The run ends with the `done` frame of the conversation
+ * stream.
  */
-export function conversationJob(turn: PreparedTurn, mode: PermissionMode, streaming: boolean, onResult?: (result: TurnResult) => void, gate?: GateFactory): RunJob {
+export function conversationJob(engine: AgentEngine, turns: TurnService, turn: AppendResult, options: ConversationJobOptions): RunJob {
+  const { conversation } = turn;
+  const userMessage = turn.messages[0]!;
   return {
-    async execute({ signal, emit, usage, beforeModify, log }) {
-      const result = await turn.run({
-        mode,
-        signal,
-        streaming,
-        onFrame: emit,
-        usage,
-        log,
-        ...(gate ? { approvalGate: gate(emit) } : {}),
-        ...(beforeModify ? { beforeModify } : {}),
-      });
-      onResult?.(result);
+    ...(options.gate ? { gate: options.gate } : {}),
+    async execute(context) {
+      const summarized = await turns.summarizeIfNeeded(conversation, summarizer(engine, context, conversation.workingDir), context.signal);
+      const prompt = await turns.contextPrompt(conversation.id, userMessage);
+      let answer: string;
+      try {
+        answer = await engine.execute(
+          { agentType: conversation.agentType, mode: options.mode, prompt, workingDir: conversation.workingDir, streaming: options.streaming },
+          context,
+        );
+      } catch (error) {
+        throw new AgentFailedError(errorMessage(error));
+      }
+      const result = await turns.storeAnswer(conversation, userMessage, answer, summarized);
+      options.onResult?.(result);
       return {
         response: result.assistantMessage.content,
         done: {
           event: 'done',
-          mode,
+          mode: options.mode,
           user_message_id: result.userMessage.id,
           assistant_message_id: result.assistantMessage.id,
           total_tokens: result.totalTokens,
@@ -34,6 +51,18 @@ export function conversationJob(turn: PreparedTurn, mode: PermissionMode, stream
         },
       };
     },
-    ended: () => turn.release(),
+  };
+}
+
+/**
+ * Summaries are written by the read-only explore agent as part of the turn's run: cancelled with
+ * it, counted in its usage, logged with its run_id. Its progress is no part of the turn's events.
+ */
+function summarizer(engine: AgentEngine, context: RunContext, workingDir: string): Summarizer {
+  const { signal, usage, log } = context;
+  const summarizing = { signal, usage, ...(log ? { log } : {}), emit: () => undefined };
+  return {
+    room: () => engine.promptRoom('explore', 'plan', workingDir),
+    summarize: (prompt) => engine.execute({ agentType: 'explore', mode: 'plan', prompt, workingDir, streaming: false }, summarizing),
   };
 }

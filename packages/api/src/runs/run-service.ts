@@ -1,7 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { PermissionMode } from '@mada/protocol';
-import { ACTIVE_RUN_STATUSES, QueuedRunLimitReached, type RunRecord, type RunRepository, type RunStatus, type RunUsage } from '../db/run-repository.js';
-import { emptyUsage, type RunUsage as AgentUsage } from '../agents/run-usage.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  QueuedRunLimitReached,
+  RunConversationActiveError,
+  RunConversationGoneError,
+  type CreatedRun,
+  type RunRecord,
+  type RunRepository,
+  type RunStatus,
+  type RunUsage,
+} from '../db/run-repository.js';
+import type { AppendResult } from '../db/repository.js';
+import type { RunContext } from '../agents/run-context.js';
+import { emptyUsage } from '../agents/run-usage.js';
+import { ConversationNotFoundError } from '../conversations/service.js';
+import { ConversationBusyError, type DraftUserMessage } from '../conversations/turn-service.js';
+import type { ApprovalGate } from '../tools/tool.js';
 import { errorMessage } from '../util/error-message.js';
 import { loggableError } from '../util/loggable-error.js';
 import type { Log } from '../util/log.js';
@@ -10,20 +25,17 @@ import type { RunEventBus } from './event-bus.js';
 import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunNotFoundError, ShuttingDownError, TooManyQueuedRunsError } from './errors.js';
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { Admission, RunQueue } from './run-queue.js';
-import { isTextFrame, mergeTextFrames } from './text-frames.js';
+import { EventWriter } from './event-writer.js';
+import { followRunEvents, seenRun, type FollowOptions } from './follow-events.js';
 
 /** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
 export type RunFrame = { event: string } & Record<string, unknown>;
 
-export interface JobContext {
-  signal: AbortSignal;
-  emit(frame: RunFrame): void;
-  /** Totals the agent adds its cost to as it goes: read at the end however the run ended. */
-  usage: AgentUsage;
-  /** Writes `run_id` on every line: hand it to everything the run calls that logs. */
-  log: Log;
-  /** The run's checkpoint: awaited before a tool changes files (absent when checkpoints are off). */
-  beforeModify?: () => Promise<void>;
+/** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
+export interface RunMetrics {
+  runStarted(agent: string): void;
+  /** `executed` false: the run ended before the queue let it start, and `seconds` is its wait. */
+  runEnded(agent: string, status: EndStatus, seconds: number, executed: boolean): void;
 }
 
 /** Snapshots of a run's working directory (checkpoints/); RunService only calls its hooks. */
@@ -37,18 +49,19 @@ export interface JobResult {
   done: RunFrame;
 }
 
+/** The run's approval gate, made once the run can emit events (approval-service.ts). */
+export type GateFactory = (emit: (frame: RunFrame) => void) => ApprovalGate;
+
 /** What a run does once it may execute: the agent, or a conversation turn around it. */
 export interface RunJob {
-  execute(context: JobContext): Promise<JobResult>;
-  /** Called once the run has ended here, however it ended (gives a conversation's turn lease back). */
-  ended?(status: EndStatus): Promise<void>;
+  /** Who answers the approval rules' asks during the run; absent: nobody. */
+  gate?: GateFactory;
+  execute(context: RunContext): Promise<JobResult>;
 }
 
 export type EndStatus = 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
 
 export interface RunRequest {
-  /** Chosen by the caller when something is stored under the run's name first (a turn lease). */
-  id?: string;
   userId: string;
   agentType: string;
   mode: PermissionMode;
@@ -57,6 +70,8 @@ export interface RunRequest {
   conversationId?: string | null;
   /** The Idempotency-Key header and a digest of the request it came with. */
   idempotency?: { key: string; hash: string } | undefined;
+  /** A conversation turn's user message: stored with the run, in one transaction. */
+  userMessage?: DraftUserMessage;
 }
 
 export interface RunServiceOptions {
@@ -77,16 +92,13 @@ export interface RunServiceOptions {
   describeFailure?: (error: unknown) => string;
   /** Takes each run's snapshots; the end one before the run's end is recorded. */
   checkpoints?: RunCheckpoints;
-  /** Told of a run that ended before the queue let it start (cancelled or interrupted while queued). */
-  onEndedWhileQueued?: (run: RunRecord, status: EndStatus) => void;
+  /** Counts runs as they start executing and as they end (metrics/service-metrics.ts). */
+  metrics?: RunMetrics;
   log: Log;
 }
 
 export const RUN_CANCELLED = 'Run cancelled';
 export const RUN_INTERRUPTED = 'Run interrupted: the service stopped';
-
-/** Text frames of one run are stored at most this often; text arriving in between joins the next one. */
-export const TEXT_FRAME_INTERVAL_MS = 50;
 
 interface Execution {
   controller: AbortController;
@@ -116,6 +128,7 @@ export class RunService {
     this.leaseTimer.unref();
   }
 
+  /** The store and the bus underneath, for tests; callers follow runs through follow(). */
   get store(): RunRepository {
     return this.options.store;
   }
@@ -138,7 +151,7 @@ export class RunService {
    * A request repeating an Idempotency-Key of the last 24 h gets the first run back instead
    * (`created` false), and `job` is never called for it.
    */
-  async start(request: RunRequest, job: (run: RunRecord) => RunJob): Promise<{ run: RunRecord; created: boolean }> {
+  async start(request: RunRequest, job: (run: RunRecord, turn: AppendResult | undefined) => RunJob): Promise<{ run: RunRecord; created: boolean }> {
     if (this.draining) throw new ShuttingDownError();
     const now = this.now();
     const idempotentSince = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
@@ -148,11 +161,11 @@ export class RunService {
     // Asked before the run is stored: a run with a free place is stored running, which spares the
     // status change that starting it would otherwise cost every run.
     const admission = this.options.queue.admit(request.userId, controller.signal);
-    let stored: { run: RunRecord; created: boolean };
+    let stored: CreatedRun;
     try {
       stored = await this.options.store.createRun(
         {
-          id: request.id ?? randomUUID(),
+          id: randomUUID(),
           userId: request.userId,
           agentType: request.agentType,
           mode: request.mode,
@@ -167,34 +180,28 @@ export class RunService {
           leaseOwner: this.owner,
           leaseUntil: new Date(now.getTime() + this.options.leaseMs),
         },
-        { idempotentSince, ...(this.options.maxQueuedPerUser === undefined ? {} : { maxQueued: this.options.maxQueuedPerUser }) },
+        {
+          idempotentSince,
+          ...(this.options.maxQueuedPerUser === undefined ? {} : { maxQueued: this.options.maxQueuedPerUser }),
+          ...(request.userMessage ? { userMessage: request.userMessage } : {}),
+        },
       );
     } catch (error) {
       giveBack(admission, controller);
-      throw error instanceof QueuedRunLimitReached ? new TooManyQueuedRunsError(error.max) : error;
+      const refused = await this.refusal(error, request);
+      if (refused instanceof RepeatedRun) return { run: refused.run, created: false };
+      throw refused;
     }
-    const { run, created } = stored;
+    const { run, created, turn } = stored;
     if (!created) {
       giveBack(admission, controller);
       // A concurrent request with the same key stored its run first.
       return { run: this.sameRequest(run, request.idempotency), created: false };
     }
     // execute() settles only after its first await, so the entry exists before it removes it.
-    const finished = this.execute(run, job(run), controller, admission);
+    const finished = this.execute(run, job(run, turn), controller, admission);
     this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
     return { run, created: true };
-  }
-
-  /**
-   * 429 when a run of `userId` starting now would be queued and the user already has
-   * MAX_QUEUED_RUNS_PER_USER queued. start() enforces the limit itself; a route that stores
-   * something before starting its run (a conversation turn's user message) asks first, so that
-   * a refused turn leaves nothing behind.
-   */
-  async checkQueueRoom(userId: string): Promise<void> {
-    const max = this.options.maxQueuedPerUser;
-    if (max === undefined || !this.options.queue.wouldWait(userId)) return;
-    if ((await this.options.store.countQueuedRuns(userId)) >= max) throw new TooManyQueuedRunsError(max);
   }
 
   /** The run as stored; 404 unknown, 403 another user's. */
@@ -205,6 +212,26 @@ export class RunService {
     if (!run) throw new RunNotFoundError();
     if (run.userId !== userId) throw new RunForbiddenError();
     return run;
+  }
+
+  /**
+   * Follows a run's events after seq `after` until its final frame, or until `signal` aborts:
+   * stored ones first, then each new one once it is stored. `deliver` is awaited before the next
+   * frames are read (backpressure). `run` is the run as the caller read it (its ownership check).
+   */
+  follow(run: RunRecord, options: { after: number; withIds: boolean; signal: AbortSignal; deliver: FollowOptions['deliver'] }): Promise<void> {
+    return followRunEvents({ store: this.options.store, bus: this.options.bus, runId: run.id, seen: seenRun(run), ...options });
+  }
+
+  /** Characters of a run's events stored after seq `seq`: how far behind a follower there is. */
+  storedAfter(runId: string, seq: number): Promise<number> {
+    return this.options.store.eventTextAfter(runId, seq);
+  }
+
+  /** The data of an ended run's last event (its `done` or `error`). */
+  async lastEvent(run: RunRecord): Promise<string | undefined> {
+    const [last] = await this.options.store.eventsAfter(run.id, run.lastEventId - 1, 1);
+    return last?.data;
   }
 
   list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunRecord[]; total: number }> {
@@ -252,8 +279,8 @@ export class RunService {
 
   /**
    * Ends `interrupted` every unfinished run whose process is gone: at start-up of a single process
-   * all of them (`expiredBefore` in the future), with replicas those whose lease ran out. The
-   * conversation turn such a run held is freed with it.
+   * all of them (`expiredBefore` in the future), with replicas those whose lease ran out. Its
+   * conversation, if it was a turn, may take the next turn from then on.
    */
   async recoverInterrupted(scope: 'all' | 'expired'): Promise<number> {
     const now = this.now();
@@ -301,14 +328,25 @@ export class RunService {
 
   /**
    * The run an Idempotency-Key of the last 24 h already names (undefined: none, or no key); 422
-   * when the key was used for another request. Routes that store something before the run starts
-   * (a conversation turn's user message) ask first, so that a retry stores nothing.
+   * when the key was used for another request.
    */
   async repeated(userId: string, idempotency: RunRequest['idempotency']): Promise<RunRecord | undefined> {
     if (!idempotency) return undefined;
     const since = new Date(this.now().getTime() - IDEMPOTENCY_WINDOW_MS);
     const found = await this.options.store.findRunByIdempotencyKey(userId, idempotency.key, since);
     return found ? this.sameRequest(found, idempotency) : undefined;
+  }
+
+  /**
+   * Why a run was not stored, as the caller's error; for a conversation that is busy with the very
+   * run a retried request started (the two raced), that run instead.
+   */
+  private async refusal(error: unknown, request: RunRequest): Promise<unknown> {
+    if (error instanceof QueuedRunLimitReached) return new TooManyQueuedRunsError(error.max);
+    if (error instanceof RunConversationGoneError) return new ConversationNotFoundError();
+    if (!(error instanceof RunConversationActiveError)) return error;
+    const raced = await this.repeated(request.userId, request.idempotency);
+    return raced ? new RepeatedRun(raced) : new ConversationBusyError();
   }
 
   /** The run a key already names, if the request is the same; 422 when the key is reused for another. */
@@ -347,21 +385,32 @@ export class RunService {
     let slot: { release(): void } | undefined;
     const checkpoint = this.options.checkpoints?.forRun(run.id, run.workingDir);
     let admitted = false;
+    let startedAt = 0;
     try {
       if (admission.queued) events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
       slot = await admission.slot;
       admitted = true;
+      startedAt = performance.now();
+      this.options.metrics?.runStarted(run.agentType);
       if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
-      const hooks = checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {};
       log.debug({ agent: run.agentType }, 'run started');
-      const result = await job.execute({ signal, emit: (frame) => events.emit(frame), usage, log, ...hooks });
+      const emit = (frame: RunFrame): void => events.emit(frame);
+      const result = await job.execute({
+        signal,
+        emit,
+        usage,
+        log,
+        ...(job.gate ? { approvalGate: job.gate(emit) } : {}),
+        ...(checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {}),
+      });
       end = { status: 'succeeded', response: result.response, error: null, final: result.done };
     } catch (error) {
       end = signal.aborted ? abortedEnd(signal) : this.failure(run.id, error);
     } finally {
       slot?.release();
     }
-    if (!admitted) this.options.onEndedWhileQueued?.(run, end.status);
+    const seconds = admitted ? (performance.now() - startedAt) / 1000 : (this.now().getTime() - run.createdAt.getTime()) / 1000;
+    this.options.metrics?.runEnded(run.agentType, end.status, seconds, admitted);
     // Never throws: a failed snapshot is recorded with the checkpoint, not with the run.
     await checkpoint?.finish();
     await events.flushed();
@@ -377,7 +426,6 @@ export class RunService {
       log,
     );
     log.info({ agent: run.agentType, status: end.status, ...(end.error === null ? {} : { error: end.error }) }, 'run ended');
-    await job.ended?.(end.status).catch((error: unknown) => log.error({ err: error }, 'run clean-up failed'));
     return ended ?? (await this.options.store.findRun(run.id).catch(() => undefined)) ?? run;
   }
 
@@ -401,6 +449,11 @@ export class RunService {
       return undefined;
     }
   }
+}
+
+/** Not an error: the run a retried request started, found where a new run was refused. */
+class RepeatedRun {
+  constructor(readonly run: RunRecord) {}
 }
 
 const NO_USAGE: RunUsage = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
@@ -439,62 +492,3 @@ const failedEnd = (message: string): Ending => errorEnd('failed', message);
 const cancelledEnd = (): Ending => errorEnd('cancelled', RUN_CANCELLED);
 const interruptedEnd = (): Ending => errorEnd('interrupted', RUN_INTERRUPTED);
 const abortedEnd = (signal: AbortSignal): Ending => (signal.reason instanceof InterruptSignal ? interruptedEnd() : cancelledEnd());
-
-/**
- * Stores a run's frames one after another, in the order they were emitted, and tells followers
- * after each is stored. Emitting never blocks the agent.
- */
-class EventWriter {
-  private chain: Promise<void> = Promise.resolve();
-  /** Frames emitted and not yet being stored: text arriving faster than the store takes it joins the last one. */
-  private readonly waiting: RunFrame[] = [];
-  /** When the last text frame was stored (performance.now()). */
-  private lastTextAt = Number.NEGATIVE_INFINITY;
-  toolCalls = 0;
-
-  constructor(
-    private readonly runId: string,
-    private readonly options: RunServiceOptions,
-    private readonly now: () => Date,
-    private readonly log: Log,
-  ) {}
-
-  emit(frame: RunFrame): void {
-    if (frame.event === 'tool_start') this.toolCalls += 1;
-    const last = this.waiting.at(-1);
-    const merged = last === undefined ? undefined : mergeTextFrames(last, frame);
-    if (merged) {
-      this.waiting[this.waiting.length - 1] = merged;
-      return;
-    }
-    this.waiting.push(frame);
-    this.chain = this.chain.then(async () => {
-      if (isTextFrame(this.waiting[0]!)) await this.textTurn();
-      const data = encodeEvent(this.waiting.shift()!);
-      try {
-        // Only while the run is active: after a cancel from elsewhere, nothing follows its last event.
-        const stored = await this.options.store.appendActiveEvent(this.runId, data, this.now());
-        if (stored) await this.options.bus.publish(this.runId, stored);
-      } catch (error) {
-        this.log.error({ err: error }, 'could not store a run event');
-      }
-    });
-  }
-
-  flushed(): Promise<void> {
-    return this.chain;
-  }
-
-  /**
-   * A run's text is stored as it comes, but at most one text frame per TEXT_FRAME_INTERVAL_MS:
-   * text arriving sooner waits and joins the frame. A model sends each token in a read of its
-   * own, and every stored frame is a write, a notification and a socket write per follower; at a
-   * token every 10 ms, frames of five tokens are half as many as frames of two or three, and
-   * twenty frames a second still read as a steady stream. The first text frame goes out at once.
-   */
-  private async textTurn(): Promise<void> {
-    const wait = this.lastTextAt + TEXT_FRAME_INTERVAL_MS - performance.now();
-    if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
-    this.lastTextAt = performance.now();
-  }
-}

@@ -268,9 +268,12 @@ describe('a streamed turn whose client goes away', () => {
       await reader.read();
       controller.abort();
       expect(await model.requests[0]?.outcome).toBe('client-closed');
-      await expect.poll(async () => (await t.database.repository.findConversation(id))?.busyToken ?? null).toBeNull();
+      await expect.poll(() => t.runs.active).toBe(0);
       const messages = await t.database.repository.messagesAfter(id, 0, 100);
       expect(messages.map((m) => [m.role, m.content])).toEqual([['user', 'cancel me']]);
+      // The cancelled turn's run no longer holds the conversation: the next turn is accepted.
+      model.push(scripted.text('next answer'));
+      expect((await t.app.inject({ method: 'POST', url: `/conversations/${id}/runs`, payload: { content: 'again' } })).statusCode).toBe(202);
     } finally {
       await t.close();
       await model.close();

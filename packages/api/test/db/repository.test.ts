@@ -163,29 +163,6 @@ describe.each(DIALECTS)('conversation repository on %s', (dialect) => {
     });
   });
 
-  describe('turn lease', () => {
-    it('lets one turn hold a conversation until it releases or the lease runs out', async () => {
-      const { id } = await create('alice');
-      const t0 = at('2026-01-01T00:00:00.000Z');
-      const until = at('2026-01-01T00:02:00.000Z');
-      expect(await repo.acquireTurn(id, randomUUID(), t0, until)).toBe(true);
-      expect(await repo.acquireTurn(id, randomUUID(), at('2026-01-01T00:01:00.000Z'), until)).toBe(false);
-      expect(await repo.acquireTurn(id, randomUUID(), at('2026-01-01T00:02:00.001Z'), at('2026-01-01T00:04:00.000Z'))).toBe(true);
-    });
-
-    it('frees the conversation on release, and only for the holder', async () => {
-      const { id } = await create('alice');
-      const holder = randomUUID();
-      const now = new Date();
-      const until = new Date(now.getTime() + 60_000);
-      await repo.acquireTurn(id, holder, now, until);
-      await repo.releaseTurn(id, randomUUID());
-      expect(await repo.acquireTurn(id, randomUUID(), now, until)).toBe(false);
-      await repo.releaseTurn(id, holder);
-      expect(await repo.acquireTurn(id, randomUUID(), now, until)).toBe(true);
-    });
-  });
-
   it('answers a ping', async () => {
     await expect(repo.ping()).resolves.toBeUndefined();
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationRepository } from '../../src/db/repository.js';
-import type { NewRun, RunRepository } from '../../src/db/run-repository.js';
+import { RunConversationActiveError, RunConversationGoneError, type NewRun, type RunRepository } from '../../src/db/run-repository.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
 const at = (iso: string) => new Date(iso);
@@ -240,7 +240,7 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
   it('interrupts active runs whose lease ran out, with a last error event, and frees their conversation', async () => {
     const conversation = (await repo.createConversationWithin({ id: randomUUID(), userId: 'alice', agentType: 'task', workingDir: '.', title: null, now: T0 }, NO_LIMIT))!;
     const dead = await create({ status: 'running', conversationId: conversation.id, leaseUntil: minutes(1) });
-    expect(await repo.acquireTurn(conversation.id, dead.id, T0, minutes(60))).toBe(true);
+    await expect(create({ conversationId: conversation.id })).rejects.toBeInstanceOf(RunConversationActiveError);
     await runs.appendActiveEvent(dead.id, '{"event":"thinking"}', T0);
     const alive = await create({ status: 'running', leaseUntil: minutes(10) });
     const finished = await create({ status: 'running', leaseUntil: minutes(1) });
@@ -255,8 +255,59 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
     expect((await runs.eventsAfter(dead.id, 0, 10)).map((e) => e.data)).toEqual(['{"event":"thinking"}', ENDING.eventData]);
     expect((await runs.findRun(alive.id))?.status).toBe('running');
     expect((await runs.findRun(finished.id))?.status).toBe('succeeded');
-    expect(await repo.findConversation(conversation.id)).toMatchObject({ busyToken: null, busyUntil: null });
-    expect(await repo.acquireTurn(conversation.id, randomUUID(), minutes(5), minutes(6))).toBe(true);
+    expect((await create({ conversationId: conversation.id, now: minutes(5) })).conversationId).toBe(conversation.id);
+  });
+
+  describe('conversation turns', () => {
+    const conversationOf = (userId = 'alice') =>
+      repo.createConversationWithin({ id: randomUUID(), userId, agentType: 'task', workingDir: '.', title: null, now: T0 }, NO_LIMIT).then((created) => created!);
+    const userMessage = (content: string) => ({ message: { id: randomUUID(), role: 'user', content, tokenCount: 3 }, titleIfUnset: content });
+
+    it('lets a conversation have one active run at a time, and the next once it ended', async () => {
+      const { id } = await conversationOf();
+      const first = await create({ conversationId: id });
+      await expect(create({ conversationId: id, status: 'running' })).rejects.toBeInstanceOf(RunConversationActiveError);
+      await runs.updateRun(first.id, { status: 'waiting_approval' });
+      await expect(create({ conversationId: id })).rejects.toBeInstanceOf(RunConversationActiveError);
+      // Other conversations, and runs of none, are not held up.
+      expect((await create({ conversationId: (await conversationOf()).id })).status).toBe('queued');
+      expect((await create()).conversationId).toBeNull();
+      await runs.updateRun(first.id, { status: 'cancelled', endedAt: minutes(1) });
+      expect((await create({ conversationId: id, now: minutes(2) })).conversationId).toBe(id);
+    });
+
+    it('stores the user message with its run, and neither when the conversation is busy', async () => {
+      const conversation = await conversationOf();
+      const stored = await runs.createRun(newRun({ conversationId: conversation.id }), { idempotentSince: DAY_AGO(T0), userMessage: userMessage('first question') });
+      expect(stored.created).toBe(true);
+      expect(stored.turn?.messages).toMatchObject([{ role: 'user', content: 'first question', seq: 1, conversationId: conversation.id }]);
+      expect(stored.turn?.conversation).toMatchObject({ lastSeq: 1, totalTokens: 3, title: 'first question' });
+
+      const busy = runs.createRun(newRun({ conversationId: conversation.id }), { idempotentSince: DAY_AGO(T0), userMessage: userMessage('second question') });
+      await expect(busy).rejects.toBeInstanceOf(RunConversationActiveError);
+      expect((await repo.messagesAfter(conversation.id, 0, 100)).map((m) => m.content)).toEqual(['first question']);
+      expect((await repo.findConversation(conversation.id))?.totalTokens).toBe(3);
+    });
+
+    it('stores no second user message for a repeated idempotency key, and nothing for a conversation gone', async () => {
+      const conversation = await conversationOf();
+      const first = await runs.createRun(newRun({ conversationId: conversation.id, idempotencyKey: 'k', requestHash: 'h' }), {
+        idempotentSince: DAY_AGO(T0),
+        userMessage: userMessage('once'),
+      });
+      await runs.updateRun(first.run.id, { status: 'succeeded', endedAt: minutes(1) });
+      const again = await runs.createRun(newRun({ conversationId: conversation.id, idempotencyKey: 'k', requestHash: 'h', now: minutes(2) }), {
+        idempotentSince: DAY_AGO(minutes(2)),
+        userMessage: userMessage('once'),
+      });
+      expect(again).toMatchObject({ created: false, run: { id: first.run.id } });
+      expect(again.turn).toBeUndefined();
+      expect((await repo.messagesAfter(conversation.id, 0, 100)).map((m) => m.content)).toEqual(['once']);
+
+      const gone = runs.createRun(newRun({ conversationId: randomUUID() }), { idempotentSince: DAY_AGO(T0), userMessage: userMessage('lost') });
+      await expect(gone).rejects.toBeInstanceOf(RunConversationGoneError);
+      expect((await runs.listRuns('alice', { limit: 10, offset: 0, status: null })).total).toBe(1);
+    });
   });
 
   it('deletes ended runs older than the cutoff with their events, and keeps the rest', async () => {

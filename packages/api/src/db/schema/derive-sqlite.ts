@@ -1,4 +1,4 @@
-import { getTableColumns, is, SQL } from 'drizzle-orm';
+import { Column, getTableColumns, is, SQL } from 'drizzle-orm';
 import { getTableConfig, IndexedColumn, type PgColumn, type PgTable, PgVarchar } from 'drizzle-orm/pg-core';
 import {
   foreignKey,
@@ -67,6 +67,16 @@ function sqliteColumn(table: string, column: PgColumn): ColumnBuilder {
  * through which the one repository reads and writes both dialects (dialect.ts); the column types
  * above are what makes that sound, and test/db/sqlite-schema.test.ts holds the statements built.
  */
+/**
+ * A partial index's condition that names its columns through the schema, all of them the table's
+ * own: drizzle renders those for either dialect. A condition written as text alone is refused, as
+ * nothing says it means the same to SQLite.
+ */
+function overOwnColumns(where: SQL, table: PgTable): boolean {
+  const columns = where.queryChunks.filter((chunk) => is(chunk, Column));
+  return columns.length > 0 && columns.every((column) => column.table === table);
+}
+
 export function deriveSqliteTables<T extends Record<string, PgTable>>(tables: T): T {
   const derived = new Map<PgTable, SQLiteTable>();
   const columnOf = (column: { table: PgTable; name: string }): SQLiteColumn => {
@@ -86,7 +96,7 @@ export function deriveSqliteTables<T extends Record<string, PgTable>>(tables: T)
     for (const [key, column] of Object.entries(getTableColumns(table))) columns[key] = sqliteColumn(name, column);
 
     const indexes = config.indexes.map(({ config: ix }) => {
-      if (!ix.name || ix.where || ix.concurrently || ix.only || ix.with || ix.method !== 'btree') {
+      if (!ix.name || ix.concurrently || ix.only || ix.with || ix.method !== 'btree' || (ix.where && !overOwnColumns(ix.where, table))) {
         throw unsupported(name, `an index option on ${ix.name ?? 'an unnamed index'}`);
       }
       const on = ix.columns.map((c) => {
@@ -94,7 +104,7 @@ export function deriveSqliteTables<T extends Record<string, PgTable>>(tables: T)
         if (!plain) throw unsupported(name, `an expression or ordering in ${ix.name}`);
         return c.name ?? '';
       });
-      return { name: ix.name, unique: ix.unique, on };
+      return { name: ix.name, unique: ix.unique, on, where: ix.where };
     });
 
     const extra = (): SQLiteTableExtraConfigValue[] => {
@@ -102,7 +112,9 @@ export function deriveSqliteTables<T extends Record<string, PgTable>>(tables: T)
       return [
         ...indexes.map((ix) => {
           const [first, ...rest] = ix.on.map(own) as [SQLiteColumn, ...SQLiteColumn[]];
-          return (ix.unique ? uniqueIndex(ix.name) : index(ix.name)).on(first, ...rest);
+          const built = (ix.unique ? uniqueIndex(ix.name) : index(ix.name)).on(first, ...rest);
+          // A partial index's condition is plain SQL over the table's own columns, the same in both dialects.
+          return ix.where ? built.where(ix.where) : built;
         }),
         ...config.primaryKeys.map((pk) => {
           const [first, ...rest] = pk.columns.map((c) => own(c.name)) as [SQLiteColumn, ...SQLiteColumn[]];

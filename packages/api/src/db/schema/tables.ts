@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import type { ApprovalStatus } from '../approval-repository.js';
 import type { RunStatus } from '../run-repository.js';
@@ -25,9 +26,6 @@ export const conversations = pgTable(
     updatedAt: ts('updated_at'),
     /** updated_at, or created_at while that is null: what lists order by and expiry measures. */
     lastActivityAt: ts('last_activity_at').notNull(),
-    /** Lease held by the turn in progress, so a second concurrent turn is refused (409). */
-    busyToken: uuid('busy_token'),
-    busyUntil: ts('busy_until'),
   },
   (t) => [
     index('conversations_user_recent_idx').on(t.userId, t.lastActivityAt, t.id),
@@ -102,6 +100,11 @@ export const runs = pgTable(
     index('runs_status_lease_idx').on(t.status, t.leaseUntil),
     index('runs_ended_idx').on(t.endedAt),
     index('runs_conversation_idx').on(t.conversationId),
+    // One turn at a time per conversation: a second active run of it cannot be stored (409 busy).
+    // The statuses are ACTIVE_RUN_STATUSES'; an index cannot take them as a parameter.
+    uniqueIndex('runs_conversation_active_idx')
+      .on(t.conversationId)
+      .where(sql`${t.status} in ('queued', 'running', 'waiting_approval')`),
   ],
 );
 

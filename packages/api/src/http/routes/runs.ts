@@ -15,7 +15,6 @@ import {
 import type { AgentEngine } from '../../agents/engine.js';
 import type { ApprovalService } from '../../approvals/approval-service.js';
 import { agentJob } from '../../runs/agent-job.js';
-import { seenRun } from '../../runs/follow-events.js';
 import { toRunResponse } from '../../runs/run-response.js';
 import type { RunService } from '../../runs/run-service.js';
 import { idempotencyOf } from '../idempotency-header.js';
@@ -119,7 +118,7 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
     async (request, reply) => {
       const run = await runs.get(request.params.run_id, request.caller.userId);
       const after = lastEventId(request.headers['last-event-id'], request.query.after);
-      await streamRunEvents(reply, { store: runs.store, bus: runs.bus, runId: run.id, after, withIds: true, seen: seenRun(run), ...(pingIntervalMs === undefined ? {} : { pingIntervalMs }) });
+      await streamRunEvents(reply, { runs, run, after, withIds: true, ...(pingIntervalMs === undefined ? {} : { pingIntervalMs }) });
     },
   );
 

@@ -2,14 +2,14 @@ import { access } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { readRegularFile } from '../../util/regular-file.js';
-import { matchIgnoreRules, parseIgnoreLines, type IgnoreRule, type IgnoreVerdict } from './ignore-rules.js';
+import { IgnoreRuleSet, readIgnoreLine, type IgnoreLine, type IgnoreVerdict } from './ignore-rules.js';
 
 /** The ignore files of one directory, by ripgrep's precedence (highest first). */
 export interface DirectoryRules {
   dir: string;
-  rgignore: IgnoreRule[];
-  ignore: IgnoreRule[];
-  gitignore: IgnoreRule[];
+  rgignore: IgnoreRuleSet;
+  ignore: IgnoreRuleSet;
+  gitignore: IgnoreRuleSet;
   /** A `.git` entry here ends the reach of `.gitignore` files further up. */
   hasGit: boolean;
 }
@@ -17,21 +17,92 @@ export interface DirectoryRules {
 /** Directories from a path's own directory up to `/`, deepest first. */
 export type RuleChain = readonly DirectoryRules[];
 
-/** Ignore-file lines compiled between two turns of the event loop (a hostile file may hold millions). */
-const LINES_PER_SLICE = 2000;
+/** The longest reading one ignore file keeps the event loop before letting other work run. */
+const SLICE_MS = 10;
 /** Far above any ignore file a project writes; a planted multi-gigabyte one is not read. */
 const MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024;
 
-async function readRules(path: string): Promise<IgnoreRule[]> {
+/**
+ * How many rules the ignore files of one walk may hold. Rules with wildcards cost a compiled glob
+ * each (a fraction of a millisecond) and are tried one by one against every path, so they are
+ * few; literal rules cost a table entry and one look-up per path, so they may be many. Project
+ * ignore files stay far below both; a planted one does not, and reading it stops at the limit.
+ */
+export interface RuleLimits {
+  /** Wildcard rules per file and per walk. */
+  globsPerFile: number;
+  globsPerWalk: number;
+  /** Rules of any kind per file and per walk. */
+  rulesPerFile: number;
+  rulesPerWalk: number;
+}
+
+export const DEFAULT_RULE_LIMITS: RuleLimits = { globsPerFile: 500, globsPerWalk: 2500, rulesPerFile: 100_000, rulesPerWalk: 200_000 };
+
+/**
+ * What is left of one walk's limits. Past a limit a file is read as if it ended there: its later
+ * rules, and the rules of files read later, do not count. That leaves files visible that the
+ * ignored rules would hide (as when no ignore file is there) rather than hiding files no rule
+ * names; a search shows a little more, a checkpoint keeps a little more, neither loses a file.
+ * The first time a walk stops reading, a process warning (code MADA_IGNORE_RULES_LIMITED) says
+ * which file and why, so the difference from ripgrep is in the service's log.
+ */
+export class RuleBudget {
+  private globs: number;
+  private rules: number;
+  private warned = false;
+
+  constructor(private readonly limits: RuleLimits = DEFAULT_RULE_LIMITS) {
+    this.globs = limits.globsPerWalk;
+    this.rules = limits.rulesPerWalk;
+  }
+
+  /** Whether `line` fits the limits of the walk and of a file already holding `rules`; spends its share when it does. */
+  take(line: IgnoreLine, rules: IgnoreRuleSet): boolean {
+    const glob = IgnoreRuleSet.isGlob(line);
+    if (this.rules <= 0 || rules.size >= this.limits.rulesPerFile) return false;
+    if (glob && (this.globs <= 0 || rules.globCount >= this.limits.globsPerFile)) return false;
+    this.rules--;
+    if (glob) this.globs--;
+    return true;
+  }
+
+  /** Records that `path` was read only up to `lineNumber`. */
+  stopped(path: string, lineNumber: number): void {
+    if (this.warned) return;
+    this.warned = true;
+    const { globsPerFile, globsPerWalk, rulesPerFile, rulesPerWalk } = this.limits;
+    process.emitWarning(
+      `${path}: rules from line ${lineNumber} on are not applied by the JavaScript search (limits: ${globsPerFile} rules with wildcards per file, ${globsPerWalk} per search, ${rulesPerFile} rules per file, ${rulesPerWalk} per search); the files they would hide stay visible`,
+      { code: 'MADA_IGNORE_RULES_LIMITED' },
+    );
+  }
+}
+
+async function readRules(path: string, budget: RuleBudget): Promise<IgnoreRuleSet> {
+  const rules = new IgnoreRuleSet();
   const bytes = await readRegularFile(path, MAX_IGNORE_FILE_BYTES);
   // Missing or unreadable: ripgrep skips such files silently too. Not a regular file (a FIFO)
   // or larger than any real one: skipped too, where ripgrep would wait or fill memory.
-  if (bytes === undefined) return [];
-  const lines = bytes.toString('utf8').split('\n');
-  const rules: IgnoreRule[] = [];
-  for (let start = 0; start < lines.length; start += LINES_PER_SLICE) {
-    if (start > 0) await yieldToEventLoop();
-    rules.push(...parseIgnoreLines(lines.slice(start, start + LINES_PER_SLICE)));
+  if (bytes === undefined) return rules;
+  // Line by line, decoding each as it comes: decoding and splitting 16 MiB at once holds the loop
+  // for a tenth of a second, and reading stops early at the limits anyway.
+  let sliceStart = performance.now();
+  for (let start = 0, lineNumber = 1; start < bytes.length; lineNumber++) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+    }
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline === -1 ? bytes.length : newline;
+    const line = readIgnoreLine(bytes.toString('utf8', start, end));
+    start = end + 1;
+    if (line === undefined) continue;
+    if (!budget.take(line, rules)) {
+      budget.stopped(path, lineNumber);
+      return rules;
+    }
+    rules.add(line);
   }
   return rules;
 }
@@ -45,22 +116,22 @@ const exists = (path: string): Promise<boolean> =>
 /** `dir/name`, also for the root directory. */
 export const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 
-export async function loadDirectoryRules(dir: string): Promise<DirectoryRules> {
+export async function loadDirectoryRules(dir: string, budget: RuleBudget): Promise<DirectoryRules> {
   const [rgignore, ignore, gitignore, hasGit] = await Promise.all([
-    readRules(childPath(dir, '.rgignore')),
-    readRules(childPath(dir, '.ignore')),
-    readRules(childPath(dir, '.gitignore')),
+    readRules(childPath(dir, '.rgignore'), budget),
+    readRules(childPath(dir, '.ignore'), budget),
+    readRules(childPath(dir, '.gitignore'), budget),
     exists(childPath(dir, '.git')),
   ]);
   return { dir, rgignore, ignore, gitignore, hasGit };
 }
 
 /** The rules of every directory above `root` (ripgrep reads ignore files of parent directories too). */
-export async function loadParentRules(root: string): Promise<DirectoryRules[]> {
+export async function loadParentRules(root: string, budget: RuleBudget): Promise<DirectoryRules[]> {
   const chain: DirectoryRules[] = [];
   if (root === dirname(root)) return chain;
   for (let dir = dirname(root); ; dir = dirname(dir)) {
-    chain.push(await loadDirectoryRules(dir));
+    chain.push(await loadDirectoryRules(dir, budget));
     if (dir === dirname(dir)) return chain;
   }
 }
@@ -79,9 +150,9 @@ export function isIgnored(path: string, isDir: boolean, chain: RuleChain): boole
   let sawGit = false;
   for (const level of chain) {
     const relative = relativeTo(level.dir, path);
-    rgignore ??= matchIgnoreRules(level.rgignore, relative, isDir);
-    ignore ??= matchIgnoreRules(level.ignore, relative, isDir);
-    if (!sawGit) gitignore ??= matchIgnoreRules(level.gitignore, relative, isDir);
+    rgignore ??= level.rgignore.match(relative, isDir);
+    ignore ??= level.ignore.match(relative, isDir);
+    if (!sawGit) gitignore ??= level.gitignore.match(relative, isDir);
     sawGit ||= level.hasGit;
   }
   return (rgignore ?? ignore ?? gitignore) === 'ignore';

@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DEFAULT_IGNORED_DIRS } from './backend.js';
-import { childPath, isIgnored, loadDirectoryRules, loadParentRules, type RuleChain } from './ignore-files.js';
+import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, type RuleChain } from './ignore-files.js';
 
 const ignoredDirNames = new Set(DEFAULT_IGNORED_DIRS);
 
@@ -30,9 +30,9 @@ async function askedKind(path: string): Promise<EntryKind> {
   return 'other';
 }
 
-async function visit(dir: string, parents: RuleChain, onFile: (path: string) => void, signal: AbortSignal): Promise<void> {
+async function visit(dir: string, parents: RuleChain, budget: RuleBudget, onFile: (path: string) => void, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();
-  const chain = [await loadDirectoryRules(dir), ...parents];
+  const chain = [await loadDirectoryRules(dir, budget), ...parents];
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -52,7 +52,7 @@ async function visit(dir: string, parents: RuleChain, onFile: (path: string) => 
     if (kind === 'dir' && !ignoredDirNames.has(entry.name) && !isIgnored(path, true, chain)) subdirectories.push(path);
     else if (kind === 'file' && !isIgnored(path, false, chain)) onFile(path);
   }
-  await Promise.all(subdirectories.map((subdirectory) => visit(subdirectory, chain, onFile, signal)));
+  await Promise.all(subdirectories.map((subdirectory) => visit(subdirectory, chain, budget, onFile, signal)));
 }
 
 /**
@@ -60,5 +60,6 @@ async function visit(dir: string, parents: RuleChain, onFile: (path: string) => 
  * backend.ts for the rules), in no particular order.
  */
 export async function walkFiles(root: string, signal: AbortSignal, onFile: (path: string) => void): Promise<void> {
-  await visit(root, await loadParentRules(root), onFile, signal);
+  const budget = new RuleBudget();
+  await visit(root, await loadParentRules(root, budget), budget, onFile, signal);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileGlob, fileNameGlob } from '../../../src/tools/search/glob.js';
-import { matchIgnoreRules, parseIgnoreFile, parseIgnoreLine } from '../../../src/tools/search/ignore-rules.js';
+import { RuleBudget } from '../../../src/tools/search/ignore-files.js';
+import { IgnoreRuleSet, matchIgnoreRules, parseIgnoreFile, parseIgnoreLine, readIgnoreLine, type IgnoreLine } from '../../../src/tools/search/ignore-rules.js';
 import { fileFilterGlob, PatternError, rootGlob } from '../../../src/tools/search/patterns.js';
 import { MatchCollector } from '../../../src/tools/search/match-collector.js';
 
@@ -82,15 +83,72 @@ describe('ignore-file rules', () => {
 
   it('skips a line it cannot read and keeps the others, as ripgrep does', () => {
     expect(verdict('[z-a]\n*.log\n', 'debug.log')).toBe('ignore');
-    expect(parseIgnoreFile('[z-a]\n*.log\n')).toHaveLength(1);
+    expect(parseIgnoreFile('[z-a]\n*.log\n').size).toBe(1);
   });
 
   it('skips comments and blanks, trims trailing spaces unless escaped, and reads escapes', () => {
-    expect(parseIgnoreFile('# comment\n\n   \n')).toEqual([]);
+    expect(parseIgnoreFile('# comment\n\n   \n').size).toBe(0);
     expect(verdict('a.txt   ', 'a.txt')).toBe('ignore');
     expect(verdict('\\#hash', '#hash')).toBe('ignore');
     expect(verdict('\\!bang', '!bang')).toBe('ignore');
     expect(parseIgnoreLine('trailing\\ ')?.glob.test('trailing ')).toBe(true);
+  });
+});
+
+describe('ignore-file rules without wildcards', () => {
+  const verdict = (text: string, path: string, isDir = false) => matchIgnoreRules(parseIgnoreFile(text), path, isDir);
+
+  it('are looked up, yet the last matching rule still wins over wildcard rules either side', () => {
+    expect(verdict('!*.log\ndebug.log', 'debug.log')).toBe('ignore');
+    expect(verdict('debug.log\n!*.log', 'a/debug.log')).toBe('whitelist');
+    expect(verdict('*.log\n!keep.log\n*.txt', 'keep.log')).toBe('whitelist');
+  });
+
+  it('keep directory-only rules to directories while a later or earlier rule decides files', () => {
+    expect(verdict('!out\nout/', 'out', true)).toBe('ignore');
+    expect(verdict('!out\nout/', 'out', false)).toBe('whitelist');
+    expect(verdict('out/\n!out', 'out', true)).toBe('whitelist');
+    expect(verdict('out/', 'x/out', false)).toBeUndefined();
+  });
+
+  it('match a name at any depth, and a path only from the file', () => {
+    expect(verdict('name.txt', 'a/b/name.txt')).toBe('ignore');
+    expect(verdict('a/b', 'a/b')).toBe('ignore');
+    expect(verdict('a/b', 'x/a/b')).toBeUndefined();
+    expect(verdict('/top', 'sub/top')).toBeUndefined();
+    expect(verdict('**/a/b', 'x/y/a/b')).toBe('ignore');
+    expect(verdict('**/a/b', 'a/b')).toBe('ignore');
+  });
+
+  it('do not count as wildcard rules, which are the costly ones', () => {
+    const rules = parseIgnoreFile('a\n/b/c\n**/d\n*.e\nf[0-9]\n');
+    expect(rules.size).toBe(5);
+    expect(rules.globCount).toBe(2);
+  });
+});
+
+describe('the limits on ignore rules', () => {
+  const limits = { globsPerFile: 2, globsPerWalk: 3, rulesPerFile: 4, rulesPerWalk: 6 };
+  const fill = (budget: RuleBudget, lines: string[]): IgnoreRuleSet => {
+    const rules = new IgnoreRuleSet();
+    for (const raw of lines) {
+      const line = readIgnoreLine(raw) as IgnoreLine;
+      if (!budget.take(line, rules)) break;
+      rules.add(line);
+    }
+    return rules;
+  };
+
+  it('stop a file at its own limits on wildcard rules and on all rules', () => {
+    expect(fill(new RuleBudget(limits), ['*.a', '*.b', '*.c']).size).toBe(2);
+    expect(fill(new RuleBudget(limits), ['a', 'b', 'c', 'd', 'e']).size).toBe(4);
+  });
+
+  it('stop the files of one walk at the limits of the walk', () => {
+    const budget = new RuleBudget(limits);
+    expect(fill(budget, ['*.a', '*.b', 'x']).size).toBe(3);
+    expect(fill(budget, ['*.c', '*.d']).size).toBe(1);
+    expect(fill(budget, ['y', 'z', 'w']).size).toBe(2);
   });
 });
 

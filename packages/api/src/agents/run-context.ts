@@ -1,0 +1,33 @@
+import type { AgentEvent, PermissionMode } from '@mada/protocol';
+import type { ApprovalGate } from '../tools/tool.js';
+import type { Log } from '../util/log.js';
+import type { RunUsage } from './run-usage.js';
+
+/**
+ * Everything a stored run lends whatever works on its behalf (its agent, a sub-agent, a turn's
+ * summarization): made once by RunService and passed whole, never taken apart into options.
+ */
+export interface RunContext {
+  /** Aborted when the run is cancelled (from any request or replica) or interrupted by shutdown. */
+  signal: AbortSignal;
+  /** The run's progress: stored as its events, in order, and told to its followers. */
+  emit(frame: AgentEvent): void;
+  /** Totals every model and tool call of the run adds to; read at its end however it ended. */
+  usage: RunUsage;
+  /** Writes `run_id` on every line. */
+  log?: Log;
+  /** Who answers an approval rule's `ask` in mode `default`; absent: nobody, and the call is refused. */
+  approvalGate?: ApprovalGate;
+  /** The run's checkpoint: awaited before a tool changes files (absent when checkpoints are off). */
+  beforeModify?: () => Promise<void>;
+}
+
+/** What an agent is asked to do: the part of a run that is not its context. */
+export interface AgentTask {
+  agentType: string;
+  prompt: string;
+  workingDir: string;
+  mode: PermissionMode;
+  /** Streamed model calls; the legacy blocking routes make non-streaming ones. */
+  streaming: boolean;
+}
