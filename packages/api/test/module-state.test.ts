@@ -57,7 +57,7 @@ describe('module-scope state', () => {
     expect(moduleState()).toContain('agents/context-window.ts repeatedCounts');
   });
 
-  it('holds nothing that decides security: the sandbox probes, toolchains and search backend live in the ToolHost', () => {
+  it('holds nothing that decides security: the sandbox probes, toolchains, search backend and repository census live in the ToolHost', () => {
     expect(moduleState().sort()).toEqual(Object.keys(HARMLESS).sort());
   });
 
@@ -65,6 +65,7 @@ describe('module-scope state', () => {
     const [first, second] = [createToolHost(), createToolHost()];
     expect(first.searchBackend.get()).toBe(first.searchBackend.get());
     expect(first.sandboxes).not.toBe(second.sandboxes);
+    expect(first.repositories).not.toBe(second.repositories);
     const disabled = { sandboxEnabled: false };
     expect(await first.sandboxes.detect(disabled)).toMatchObject({ state: 'disabled' });
     // Probed once per bwrap binary by each host: the second call is the first one's answer.

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { openCheckedForWriting } from './checked-open.js';
-import { isProtectedGitPath } from './sandbox/protected-paths.js';
+import { isProtectedGitPath, writesGitDirectoryLayout } from './sandbox/protected-paths.js';
 import { protectedPathsFor } from './sandbox/tool-sandbox.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
@@ -13,7 +13,7 @@ import { errorMessage } from '../util/error-message.js';
  */
 export function writablePath(path: string, context: ToolContext): string {
   const real = context.sandbox.resolve(path, context.workingDir);
-  if (isProtectedGitPath(path) || isProtectedGitPath(real)) throw new ToolError(`Refusing to write git hooks or configuration: ${path}`);
+  if (isProtectedGitPath(path) || isProtectedGitPath(real) || writesGitDirectoryLayout(real)) throw new ToolError(`Refusing to write git hooks or configuration: ${path}`);
   if (context.sandbox.isProtectedFile(real)) throw new ToolError(`Refusing to write the service's own settings file: ${path}`);
   return real;
 }
@@ -48,7 +48,9 @@ export async function writeRealFile(path: string, content: string, context: Tool
   const handle = await openCheckedForWriting(path);
   try {
     const stats = await handle.stat();
-    const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedPathsFor(context, context.workingDir)) : undefined;
+    // Every repository under the allowed paths, not only the ones around the working directory.
+    const protectedFiles = stats.nlink > 1 ? [...protectedPathsFor(context, context.workingDir), ...(await context.host.repositories.knownFiles(context.sandbox))] : [];
+    const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedFiles) : undefined;
     if (target !== undefined) throw new ToolError(`Refusing to write ${path}: it is another name (hard link) of the protected file ${target}`);
     await handle.truncate(0);
     await handle.writeFile(content, 'utf8');

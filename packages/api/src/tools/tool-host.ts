@@ -1,10 +1,12 @@
 import { SandboxProbes } from './sandbox/launcher.js';
+import { RepositoryCensus } from './sandbox/repository-census.js';
 import { Toolchains } from './sandbox/tool-sandbox.js';
 import { SearchBackendChoice } from './search/select.js';
 
 /**
  * What the tools learn of this machine once and then trust: whether the sandbox works here (and
- * its network), where the toolchains it shows live, and which search backend runs unconfined.
+ * its network), where the toolchains it shows live, which search backend runs unconfined, and the
+ * git repositories under the allowed paths as the service last saw them.
  * Built at start-up by the composition root (services.ts), never kept in module scope: each
  * service, and each test, has its own.
  */
@@ -12,6 +14,13 @@ export interface ToolHost {
   sandboxes: SandboxProbes;
   toolchains: Toolchains;
   searchBackend: SearchBackendChoice;
+  /** The census `bash` checks every repository against after each command; the file tools' hard-link refusal reads it. */
+  repositories: RepositoryCensus;
 }
 
-export const createToolHost = (): ToolHost => ({ sandboxes: new SandboxProbes(), toolchains: new Toolchains(), searchBackend: new SearchBackendChoice() });
+export const createToolHost = (): ToolHost => ({
+  sandboxes: new SandboxProbes(),
+  toolchains: new Toolchains(),
+  searchBackend: new SearchBackendChoice(),
+  repositories: new RepositoryCensus(),
+});

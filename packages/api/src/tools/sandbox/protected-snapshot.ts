@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { walkToParent } from '../../util/held-dir.js';
 
 /** What a protected path was before a command ran. */
-type Entry =
+export type Entry =
   | { kind: 'absent' }
   /** `content` is kept for files up to MAX_KEPT_BYTES; bigger ones are compared by size and time. */
   | { kind: 'file'; mode: number; signature: string; content?: Buffer }
@@ -14,7 +14,7 @@ type Entry =
 const MAX_KEPT_BYTES = 4 * 1024 * 1024;
 const MAX_ENTRIES = 2000;
 
-function entryOf(path: string): Entry {
+export function entryOf(path: string): Entry {
   let stats;
   try {
     stats = lstatSync(path);
@@ -28,7 +28,7 @@ function entryOf(path: string): Entry {
   return { kind: 'file', mode: stats.mode & 0o7777, signature };
 }
 
-const same = (a: Entry, b: Entry): boolean => {
+export const same = (a: Entry, b: Entry): boolean => {
   if (a.kind !== b.kind) return false;
   if (a.kind === 'file' && b.kind === 'file') {
     if (a.mode !== b.mode) return false;
@@ -53,7 +53,7 @@ function walk(path: string, out: Map<string, Entry>): void {
  * would delete and write there, as the service. A link or file found where a directory stood is
  * replaced by a directory (it was made after the real path was taken), a missing one made.
  */
-function put(path: string, entry: Entry): void {
+export function put(path: string, entry: Entry): void {
   if (entry.kind === 'file' && entry.content === undefined) throw new Error('too large to keep a copy');
   const walked = walkToParent('/', path.slice(1), true);
   if (!('dir' in walked)) return; // never with `make`

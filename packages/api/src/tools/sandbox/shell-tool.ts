@@ -3,6 +3,7 @@ import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
 import { gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
+import { censusNotes, type CensusReport } from './repository-census.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
 import { refuse } from './command-policy/refusal.js';
@@ -105,12 +106,16 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const confined = sandbox.launcher !== undefined;
   const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
-  const snapshot = ProtectedSnapshot.take(protectedPathsFor(context, checked.cwd));
-  // bash_readonly cannot write an index: only bash is checked for new gitlinks.
+  const protectedPaths = protectedPathsFor(context, checked.cwd);
+  const snapshot = ProtectedSnapshot.take(protectedPaths);
+  // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
+  // and for changes to the other repositories under the allowed paths.
   const gitlinks = tool === 'bash' ? await context.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
+  const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
   let result: RunResult;
   let restored: string[];
   let gitlinkReport: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };
+  let census: CensusReport = { restored: [], removed: [], truncated: false };
   try {
     result = await runScript(checked.script, {
       cwd: checked.cwd,
@@ -126,10 +131,12 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   } finally {
     sandbox.launcher?.dispose();
     restored = snapshot.restore();
+    if (repositories !== undefined) census = await repositories.check(protectedPaths);
+    restored.push(...census.restored);
     if (gitlinks !== undefined) gitlinkReport = await gitlinks.check();
   }
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
-  const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...gitlinkNotes(gitlinkReport)];
+  const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...censusNotes(census), ...gitlinkNotes(gitlinkReport)];
   const text = [output, ...notes].join('\n');
   const gitlinksUndone = gitlinkReport.removed.length > 0 || gitlinkReport.unreadable.length > 0;
   const metadata = {
@@ -139,9 +146,11 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     confined,
     cwd: checked.cwd,
     ...(restored.length === 0 ? {} : { restored_protected_files: restored }),
+    ...(census.removed.length === 0 ? {} : { removed_from_new_repositories: census.removed }),
     ...(gitlinkReport.removed.length === 0 ? {} : { removed_gitlinks: gitlinkReport.removed }),
     ...(gitlinkReport.headMoved.length === 0 ? {} : { gitlink_committed_in: gitlinkReport.headMoved }),
     ...(gitlinkReport.unreadable.length === 0 ? {} : { unchecked_indexes: gitlinkReport.unreadable }),
   };
-  return runSucceeded(result) && restored.length === 0 && !gitlinksUndone ? succeed(text, metadata) : fail(text, metadata);
+  const undone = restored.length > 0 || census.removed.length > 0 || gitlinksUndone;
+  return runSucceeded(result) && !undone ? succeed(text, metadata) : fail(text, metadata);
 }

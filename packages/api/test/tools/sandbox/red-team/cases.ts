@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -150,6 +150,45 @@ function outsideRepository(arena: Arena): string {
   setupGit(other, 'commit', '-qm', 'secret');
   return other;
 }
+/** A repository of its own below the project (a vendored checkout, a sibling project), with one commit. */
+function ownRepository(arena: Arena, relative: string): string {
+  const dir = join(arena.root, relative);
+  mkdirSync(dir, { recursive: true });
+  setupGit(dir, 'init', '-q', '-b', 'main');
+  writeFileSync(join(dir, 'lib.txt'), 'lib\n');
+  setupGit(dir, 'add', 'lib.txt');
+  setupGit(dir, 'commit', '-qm', 'lib');
+  return dir;
+}
+
+/** What a file of another repository held before a case (by arena root and path). */
+const nestedBefore = new Map<string, Buffer>();
+
+/**
+ * The user, later, in a repository below the project: plain git, no sandbox (its hooks and config
+ * would run the payload and write a host canary). Then the planted file is gone or as it was.
+ */
+function userUsesNested(relative: string, target: string, expect: 'absent' | 'unchanged'): (arena: Arena) => void {
+  return (arena) => {
+    const dir = join(arena.root, relative);
+    for (const args of [['status'], ['-c', 'user.name=u', '-c', 'user.email=u@u', 'commit', '-q', '--allow-empty', '-m', 'user']]) {
+      try {
+        execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+      } catch {
+        // Not a repository any more, or nothing to do: what matters is what ran.
+      }
+    }
+    const path = join(arena.root, target);
+    if (expect === 'absent' && existsSync(path)) throw new Error(`${target} was planted and is still there`);
+    if (expect === 'unchanged' && !readFileSync(path).equals(nestedBefore.get(`${arena.root}:${target}`) ?? Buffer.alloc(0))) throw new Error(`${target} changed`);
+  };
+}
+
+const remember = (arena: Arena, target: string): void => void nestedBefore.set(`${arena.root}:${target}`, readFileSync(join(arena.root, target)));
+
+/** A hook that runs the payload, as python writes it (the text of a `-c` program). */
+const pyHook = (arena: Arena): string => `'#!/bin/sh\\\\nexec ${join(arena.root, 'tools/payload.sh')}\\\\n'`;
+const pyFsmonitor = (arena: Arena): string => `'[core]\\\\n\\\\tfsmonitor = ${join(arena.root, 'tools/payload.sh')}\\\\n'`;
 export const LOOPBACK_PORT = 20000 + (process.pid % 20000);
 
 /** Python run by `bash` (one `-c` program; the policy refuses `$` and backslash-newline, not newlines). */
@@ -829,6 +868,128 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     args: () => python(`import os\nfor p in ['.git/hooks/secret.txt']:\n    try:\n        print(open(p).read())\n    except OSError as e:\n        print(p, e)\ntry:\n    open('.git/hooks/pwned', 'w').write('x')\nexcept OSError as e:\n    print(e)`),
   },
 
+  // Repositories other than the ones around the command: a sibling or nested one, or one the
+  // command makes. Their hooks and config would run when the user uses git there, unconfined.
+  {
+    name: 'python writes a hook into a sibling repository (an allowed path holding several)',
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      ownRepository(a, 'r2');
+      ownRepository(a, 'r3');
+    },
+    args: (a) => ({ ...python(`import os\nopen('../r3/.git/hooks/pre-commit', 'w').write(${pyHook(a)}); os.chmod('../r3/.git/hooks/pre-commit', 0o755)`), cwd: 'r2' }),
+    afterwards: userUsesNested('r3', 'r3/.git/hooks/pre-commit', 'absent'),
+    expectOutput: /have been restored/,
+  },
+  ...(
+    [
+      ['core.fsmonitor', (a: Arena) => pyFsmonitor(a)],
+      ['core.hooksPath into the work tree', () => "'[core]\\\\n\\\\thooksPath = ../hooks\\\\n'"],
+      ['an include of a work-tree file', () => "'[include]\\\\n\\\\tpath = ../../evil.config\\\\n'"],
+    ] as const
+  ).map(
+    ([what, text]): RedTeamCase => ({
+      name: `python appends ${what} to a nested repository's config`,
+      tool: 'bash',
+      setup: (a) => {
+        const payload = plantPayload(a);
+        ownRepository(a, 'vendor/lib');
+        a.plant('vendor/lib/hooks/pre-commit', `#!/bin/sh\nexec ${payload}\n`, 0o755);
+        a.plant('vendor/evil.config', `[core]\n\tfsmonitor = ${payload}\n`);
+        remember(a, 'vendor/lib/.git/config');
+      },
+      args: (a) => python(`open('vendor/lib/.git/config', 'a').write(${text(a)})`),
+      afterwards: userUsesNested('vendor/lib', 'vendor/lib/.git/config', 'unchanged'),
+      expectOutput: /have been restored/,
+    }),
+  ),
+  {
+    name: 'git init, then python writes a hook into the new repository',
+    tool: 'bash',
+    setup: (a) => void plantPayload(a),
+    args: (a) => ({ command: `git init -q x && python3 -c "import os\nopen('x/.git/hooks/pre-commit', 'w').write(${pyHook(a)}); os.chmod('x/.git/hooks/pre-commit', 0o755)\nopen('x/.git/config', 'a').write(${pyFsmonitor(a)})"` }),
+    afterwards: userUsesNested('x', 'x/.git/hooks/pre-commit', 'absent'),
+    expectOutput: /which have been removed/,
+  },
+  {
+    name: "python renames a new repository's sample hook into place",
+    tool: 'bash',
+    args: () => ({ command: `git init -q x && python3 -c "import os\nos.rename('x/.git/hooks/pre-commit.sample', 'x/.git/hooks/pre-commit')"` }),
+    afterwards: userUsesNested('x', 'x/.git/hooks/pre-commit', 'absent'),
+    expectOutput: /which have been removed/,
+  },
+  {
+    name: 'python lays out y/.git/hooks by hand (no git init)',
+    tool: 'bash',
+    setup: (a) => void plantPayload(a),
+    args: (a) => python(`import os\nos.makedirs('y/.git/hooks')\nopen('y/.git/hooks/pre-commit', 'w').write(${pyHook(a)}); os.chmod('y/.git/hooks/pre-commit', 0o755)\nopen('y/.git/HEAD', 'w').write('ref: refs/heads/main\\\\n')\nos.makedirs('y/.git/objects'); os.makedirs('y/.git/refs')`),
+    afterwards: userUsesNested('y', 'y/.git/hooks/pre-commit', 'absent'),
+    expectOutput: /which have been removed/,
+  },
+  {
+    name: 'python makes a bare repository with a hook and an alias',
+    tool: 'bash',
+    setup: (a) => void plantPayload(a),
+    args: (a) => python(`import os, subprocess\nsubprocess.run(['git', 'init', '-q', '--bare', 'b.git'], check=True)\nopen('b.git/hooks/post-update', 'w').write(${pyHook(a)}); os.chmod('b.git/hooks/post-update', 0o755)\nopen('b.git/config', 'a').write(${pyFsmonitor(a)})`),
+    afterwards: userUsesNested('b.git', 'b.git/hooks/post-update', 'absent'),
+    expectOutput: /which have been removed/,
+  },
+  {
+    name: 'python plants a .git file (gitdir:) pointing at a repository it lays out elsewhere',
+    tool: 'bash',
+    setup: (a) => void plantPayload(a),
+    args: (a) => python(`import os\nfor d in ['z', 'store/objects', 'store/refs', 'store/hooks']:\n    os.makedirs(d)\nopen('store/HEAD', 'w').write('ref: refs/heads/main\\\\n')\nopen('store/hooks/pre-commit', 'w').write(${pyHook(a)}); os.chmod('store/hooks/pre-commit', 0o755)\nopen('store/config', 'w').write(${pyFsmonitor(a)})\nopen('z/.git', 'w').write('gitdir: ../store\\\\n')`),
+    afterwards: userUsesNested('z', 'store/hooks/pre-commit', 'absent'),
+    expectOutput: /which have been removed/,
+  },
+  {
+    name: "python renames a nested repository's .git away and plants another in its place",
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      ownRepository(a, 'vendor/lib');
+      remember(a, 'vendor/lib/.git/config');
+    },
+    args: (a) => python(`import os, shutil\nos.rename('vendor/lib/.git', 'vendor/lib/old')\nshutil.copytree('vendor/lib/old', 'vendor/lib/.git')\nopen('vendor/lib/.git/config', 'a').write(${pyFsmonitor(a)})\nopen('vendor/lib/.git/hooks/pre-commit', 'w').write(${pyHook(a)}); os.chmod('vendor/lib/.git/hooks/pre-commit', 0o755)`),
+    afterwards: (a) => {
+      userUsesNested('vendor/lib', 'vendor/lib/.git/config', 'unchanged')(a);
+      userUsesNested('vendor/lib', 'vendor/lib/.git/hooks/pre-commit', 'absent')(a);
+    },
+    expectOutput: /have been restored/,
+  },
+  {
+    name: "tar extracts a hook through a planted link into a nested repository's hooks",
+    tool: 'bash',
+    setup: (a) => {
+      const payload = plantPayload(a);
+      ownRepository(a, 'vendor/lib');
+      const staging = join(a.project.base, 'staging');
+      mkdirSync(join(staging, 'lnk'), { recursive: true });
+      writeFileSync(join(staging, 'lnk', 'pre-commit'), `#!/bin/sh\nexec ${payload}\n`, { mode: 0o755 });
+      execFileSync('tar', ['-cf', join(a.root, 'evil.tar'), '-C', staging, 'lnk/pre-commit']);
+      symlinkSync('vendor/lib/.git/hooks', join(a.root, 'lnk'));
+    },
+    args: () => ({ command: 'tar -xf evil.tar' }),
+    afterwards: userUsesNested('vendor/lib', 'vendor/lib/.git/hooks/pre-commit', 'absent'),
+  },
+  ...(['write_file', 'edit_file'] as const).map(
+    (tool): RedTeamCase => ({
+      name: `${tool} through a hard link to a nested repository's config`,
+      tool,
+      setup: (a) => {
+        plantPayload(a);
+        ownRepository(a, 'vendor/lib');
+        remember(a, 'vendor/lib/.git/config');
+        execFileSync('ln', [join(a.root, 'vendor/lib/.git/config'), join(a.root, 'innocent.txt')]);
+      },
+      args: (a) =>
+        tool === 'write_file'
+          ? { file_path: 'innocent.txt', content: `[core]\n\tfsmonitor = ${join(a.root, 'tools/payload.sh')}\n` }
+          : { file_path: 'innocent.txt', old_string: '[core]', new_string: `[core]\n\tfsmonitor = ${join(a.root, 'tools/payload.sh')}` },
+      afterwards: userUsesNested('vendor/lib', 'vendor/lib/.git/config', 'unchanged'),
+    }),
+  ),
   // The service's own parsers: files a command or a repository writes, made to be expensive.
   {
     name: 'python writes a version 4 index of 7,000 entries whose names share a prefix',

@@ -1,0 +1,498 @@
+import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { readRegularFileSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
+import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
+import { isWithin, type PathSandbox } from './paths.js';
+import { put, same, type Entry } from './protected-snapshot.js';
+
+/*
+ * Every git repository under the allowed paths, not only the ones around the command's directory:
+ * a sibling `r3/.git/hooks/pre-commit`, a nested `vendor/lib/.git/config` or a repository an
+ * interpreter makes runs its hooks and config the next time the user uses git there, outside any
+ * sandbox. They are not bound read-only (a command may delete or move its own checkout of a
+ * nested project); instead, after each `bash` command:
+ *
+ * - a repository known before (the census) whose config, hooks or commondir the command changed
+ *   gets them back;
+ * - a repository new since then keeps only what git itself writes (git-config-filter.ts) and no
+ *   hook but git's inert `*.sample` files, unless its config and hooks are the very files of a
+ *   repository known before (the same inode and bytes: a checkout moved or renamed).
+ *
+ * What changed during the command is told from what changed before it by ctime, which no process
+ * can set: a change older than the earliest command still running is the user's, taken as it is.
+ * The tree is walked by directory, and a directory's listing is kept while its ctime is unchanged,
+ * so a command that makes no directory pays one lstat per directory of the tree.
+ */
+
+/** A ctime within this of a moment may belong to a change made just after it (coarse clocks). */
+const CLOCK_TICK_MS = 50;
+/** Directories walked per census at most; a bigger tree is not walked further (see the README). */
+const MAX_DIRECTORIES = 200_000;
+const MAX_CACHED_LISTINGS = 400_000;
+/** Hooks and configs bigger than this are compared by stat only and cannot be put back. */
+const MAX_KEPT_BYTES = 4 * 1024 * 1024;
+const MAX_SMALL_FILE_BYTES = 4096;
+const YIELD_EVERY_MS = 10;
+/** `modules/<name>` and `worktrees/<name>` below a git directory, as deep as protected-files.ts goes. */
+const MAX_NESTED_DEPTH = 4;
+
+type Kind = 'dir' | 'file' | 'link' | 'other';
+interface Child {
+  name: string;
+  kind: Kind;
+}
+
+/** What the walk needs of a directory, worked out once per listing read. */
+interface Shape {
+  /** Subdirectories to walk (not links; not the `objects` of a git directory). */
+  subdirs: string[];
+  /** The kind of its `.git` entry, if it has one. */
+  dotGit?: Kind;
+  /** Laid out as a git directory: `HEAD` with `objects` or `commondir`. */
+  laidOut: boolean;
+}
+
+/** A directory's identity and times: a listing is kept while they stay the same. */
+interface Stamp {
+  dev: number;
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+const sameStamp = (a: Stamp, b: Stamp): boolean => a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
+
+const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
+  entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
+
+/** The lstat of a path, or undefined when it is missing or cannot be reached (EACCES on the way). */
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+function shapeOf(dir: string, children: readonly Child[]): Shape {
+  const kinds = new Map(children.map((child) => [child.name, child.kind]));
+  const laidOut = kinds.get('HEAD') === 'file' && (kinds.get('objects') === 'dir' || kinds.get('commondir') === 'file');
+  const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => join(dir, child.name));
+  const dotGit = kinds.get('.git');
+  return { subdirs, laidOut, ...(dotGit === undefined ? {} : { dotGit }) };
+}
+
+/** A protected path as it is now, with what tells when and what it became. */
+interface Seen {
+  entry: Entry;
+  ctimeMs: number;
+  /** `dev:ino` of a file: the same file under another name (a moved repository). */
+  id?: string;
+}
+
+const MAX_CACHED_CONTENT = 2000;
+
+const ABSENT: Seen = { entry: { kind: 'absent' }, ctimeMs: 0 };
+
+/**
+ * Directory listings and small protected files, kept while their stat is unchanged (and old
+ * enough to trust): what makes a command that changes nothing cost one lstat per directory.
+ */
+class TreeCache {
+  private readonly listings = new Map<string, { stamp: Stamp; children: Child[]; shape?: Shape }>();
+  private readonly contents = new Map<string, { stamp: string; content: Buffer }>();
+
+  /**
+   * A directory's entries. The plain (not bigint) stat: microsecond times are enough beside the
+   * tick, and it costs less.
+   */
+  listed(dir: string, now: number): { stamp: Stamp; children: Child[]; shape?: Shape } | undefined {
+    const stats = lstatOrUndefined(dir);
+    if (stats === undefined || !stats.isDirectory()) return undefined;
+    const cached = this.listings.get(dir);
+    if (cached !== undefined && sameStamp(cached.stamp, stats)) return cached;
+    const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
+    let children: Child[];
+    try {
+      children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
+    } catch {
+      return undefined;
+    }
+    const fresh = { stamp, children };
+    if (stats.ctimeMs < now - CLOCK_TICK_MS) {
+      if (this.listings.size >= MAX_CACHED_LISTINGS) this.listings.clear();
+      this.listings.set(dir, fresh);
+    }
+    return fresh;
+  }
+
+  listing(dir: string, now: number): Child[] | undefined {
+    return this.listed(dir, now)?.children;
+  }
+
+  seen(path: string, now: number): Seen {
+    const stats = lstatOrUndefined(path);
+    if (stats === undefined) return ABSENT;
+    const { ctimeMs } = stats;
+    const mode = stats.mode & 0o7777;
+    if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(path) }, ctimeMs };
+    if (stats.isDirectory()) return { entry: { kind: 'dir', mode }, ctimeMs };
+    const id = `${stats.dev}:${stats.ino}`;
+    const stamp = `${id}:${stats.size}:${stats.mtimeMs}:${ctimeMs}`;
+    if (!stats.isFile() || stats.size > MAX_KEPT_BYTES) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+    const cached = this.contents.get(path);
+    if (cached?.stamp === stamp) return { entry: { kind: 'file', mode, signature: stamp, content: cached.content }, ctimeMs, id };
+    const read = readRegularFileWithStatsSync(path, MAX_KEPT_BYTES, true);
+    if (read === undefined) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
+    if (ctimeMs < now - CLOCK_TICK_MS) {
+      if (this.contents.size >= MAX_CACHED_CONTENT) this.contents.clear();
+      this.contents.set(path, { stamp, content: read.bytes });
+    }
+    return { entry: { kind: 'file', mode, signature: stamp, content: read.bytes }, ctimeMs, id };
+  }
+
+  clear(): void {
+    this.listings.clear();
+    this.contents.clear();
+  }
+}
+
+const isSample = (name: string): boolean => name.endsWith('.sample');
+
+/**
+ * What of a git directory runs code or points git elsewhere: `config`, `config.worktree`,
+ * `commondir`, `hooks` and each hook in it (git's `*.sample` files never run, so they are left out:
+ * renaming one into place is a new hook).
+ */
+function protectedOf(cache: TreeCache, gitDir: string, now: number): Map<string, Seen> {
+  // The git directory's listing (kept while its stat is unchanged) says which exist: making one
+  // changes the directory; only those there are looked at, since a write in place does not.
+  const present = new Set((cache.listing(gitDir, now) ?? []).map((child) => child.name));
+  const found = new Map<string, Seen>();
+  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), present.has(name) ? cache.seen(join(gitDir, name), now) : ABSENT);
+  const hooks = join(gitDir, 'hooks');
+  if (found.get(hooks)?.entry.kind === 'dir') {
+    for (const child of cache.listing(hooks, now) ?? []) if (!isSample(child.name)) found.set(join(hooks, child.name), cache.seen(join(hooks, child.name), now));
+  }
+  return found;
+}
+
+const realPathOf = (path: string): string | undefined => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+};
+
+/** The directory a `gitdir:` file or a `commondir` file names, relative to `base`. */
+function named(file: string, base: string, gitdirLine: boolean): string | undefined {
+  if (lstatOrUndefined(file) === undefined) return undefined;
+  const text = readRegularFileSync(file, MAX_SMALL_FILE_BYTES)?.toString('utf8');
+  if (text === undefined) return undefined;
+  const value = gitdirLine ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : text.trim();
+  if (value === undefined || value === '') return undefined;
+  return isAbsolute(value) ? value : resolve(base, value);
+}
+
+interface Census {
+  /** Real paths of the git directories found, and what each one's protected files were. */
+  repositories: Map<string, Map<string, Seen>>;
+  /** The walk stopped at MAX_DIRECTORIES. */
+  truncated: boolean;
+}
+
+const keyOf = (sandbox: PathSandbox): string => `${sandbox.roots.join('\0')}\n${sandbox.hiddenPaths.join('\0')}`;
+
+async function breathe(last: { at: number }): Promise<void> {
+  if (performance.now() - last.at < YIELD_EVERY_MS) return;
+  await new Promise((resolveTurn) => setImmediate(resolveTurn));
+  last.at = performance.now();
+}
+
+/**
+ * The git directories under the allowed paths: every `.git` entry (a directory, a `gitdir:` file, a
+ * link), every directory laid out as one (`HEAD` with `objects` or `commondir`: bare repositories,
+ * a moved `.git`), what their `commondir` files name, and their submodules and worktrees. Links to
+ * directories are not followed by the walk; a `.git` file or link is, to a real path inside the
+ * allowed paths and not hidden (a `gitdir:` may name DATA_DIR, which the command cannot write).
+ */
+interface Found {
+  gitDirs: Set<string>;
+  truncated: boolean;
+  /** Directories that could not be listed (a service that is not root meets a mode the command set). */
+  unlisted: string[];
+}
+
+async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: number): Promise<Found> {
+  const unlisted: string[] = [];
+  const gitDirs = new Set<string>();
+  /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
+  const target = (path: string | undefined): string | undefined => {
+    const real = path === undefined ? undefined : realPathOf(path);
+    return real !== undefined && sandbox.contains(real) && lstatOrUndefined(real)?.isDirectory() === true ? real : undefined;
+  };
+  const accept = (path: string | undefined): void => {
+    const real = target(path);
+    if (real !== undefined) gitDirs.add(real);
+  };
+  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => isWithin(h, path));
+  const stack = [...sandbox.roots];
+  const last = { at: performance.now() };
+  let walked = 0;
+  while (stack.length > 0) {
+    if (++walked > MAX_DIRECTORIES) return { gitDirs, truncated: true, unlisted };
+    const dir = stack.pop() as string;
+    const found = cache.listed(dir, now);
+    if (found === undefined) {
+      if (lstatOrUndefined(dir)?.isDirectory() === true) unlisted.push(dir);
+      continue;
+    }
+    found.shape ??= shapeOf(dir, found.children);
+    const { subdirs, dotGit, laidOut } = found.shape;
+    if (laidOut) gitDirs.add(dir);
+    if (dotGit !== undefined) {
+      const path = join(dir, '.git');
+      if (dotGit === 'dir') gitDirs.add(path);
+      else if (dotGit === 'link') accept(path);
+      else if (dotGit === 'file') accept(named(path, dir, true));
+    }
+    for (const sub of subdirs) if (!hidden(sub)) stack.push(sub);
+    await breathe(last);
+  }
+  // What the found ones lead to: their common directory, submodules and worktrees.
+  const queue = [...gitDirs].map((dir) => ({ dir, depth: 0 }));
+  for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+    const { dir, depth } = item;
+    const common = target(named(join(dir, 'commondir'), dir, false));
+    if (common !== undefined && !gitDirs.has(common)) {
+      gitDirs.add(common);
+      queue.push({ dir: common, depth: depth + 1 });
+    }
+    if (depth >= MAX_NESTED_DEPTH) continue;
+    const present = new Set((cache.listing(dir, now) ?? []).map((child) => child.name));
+    for (const nested of ['modules', 'worktrees'].filter((name) => present.has(name))) {
+      for (const child of cache.listing(join(dir, nested), now) ?? []) {
+        const path = join(dir, nested, child.name);
+        if (child.kind === 'dir' && !gitDirs.has(path)) {
+          gitDirs.add(path);
+          queue.push({ dir: path, depth: depth + 1 });
+        }
+      }
+    }
+  }
+  return { gitDirs, truncated: false, unlisted };
+}
+
+async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number): Promise<Census> {
+  const { gitDirs, truncated } = await findGitDirectories(cache, sandbox, now);
+  return { repositories: new Map([...gitDirs].map((gitDir) => [gitDir, protectedOf(cache, gitDir, now)])), truncated };
+}
+
+export interface CensusReport {
+  /** Protected paths of known repositories that the command changed and that were put back. */
+  restored: string[];
+  /** What was taken out of repositories new since the census: `<config> (<keys>)`, `<hook>`. */
+  removed: string[];
+  /** Set when the tree has more directories than are walked. */
+  truncated: boolean;
+}
+
+/**
+ * What the service knows of the repositories under each set of allowed paths, for its life: the
+ * census of each, the `bash` commands running now, and the cached listings and files. One per
+ * ToolHost (tool-host.ts), built at start-up: a second service (or test) has its own and trusts
+ * what it finds at its own first command, never what another one saw.
+ */
+export class RepositoryCensus {
+  private readonly censuses = new Map<string, Promise<Census>>();
+  /** Start times of the `bash` commands running now: a change after the earliest may be theirs. */
+  private readonly running = new Map<symbol, number>();
+  private readonly cache = new TreeCache();
+
+  /**
+   * Before a `bash` command: its view of the repositories under its allowed paths (the tree is
+   * walked only the first time). Its `check` must follow the command, always, even when it failed.
+   */
+  async watch(sandbox: PathSandbox): Promise<RepositoryWatch> {
+    const census = await this.censusOf(sandbox);
+    const token = Symbol('bash command');
+    this.running.set(token, Date.now());
+    return new RepositoryGuard(this.cache, sandbox, census, () => Math.min(...this.running.values()), () => this.running.delete(token));
+  }
+
+  /**
+   * The config and hook files of every repository under the allowed paths as last seen: the file
+   * tools refuse a second name (hard link) of any of them.
+   */
+  async knownFiles(sandbox: PathSandbox): Promise<string[]> {
+    const census = await this.censusOf(sandbox);
+    return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => path));
+  }
+
+  /** For the bench's first-walk figure: forget every census and cached listing and file. */
+  forget(): void {
+    this.censuses.clear();
+    this.cache.clear();
+  }
+
+  /** The census of these allowed paths, taken now if there is none yet (everything found is trusted then). */
+  private censusOf(sandbox: PathSandbox): Promise<Census> {
+    const key = keyOf(sandbox);
+    let census = this.censuses.get(key);
+    if (census === undefined) {
+      census = takeCensus(this.cache, sandbox, Date.now());
+      this.censuses.set(key, census);
+      census.catch(() => this.censuses.delete(key));
+    }
+    return census;
+  }
+}
+
+/** One `bash` command's view of the repositories under its allowed paths (RepositoryCensus.watch). */
+export interface RepositoryWatch {
+  /**
+   * Puts back what the command changed in known repositories and cleans new ones. `handled`: paths
+   * another mechanism already guards and restores (the protected files around the command), taken
+   * here as they are.
+   */
+  check(handled: readonly string[]): Promise<CensusReport>;
+}
+
+class RepositoryGuard implements RepositoryWatch {
+  constructor(
+    private readonly cache: TreeCache,
+    private readonly sandbox: PathSandbox,
+    private readonly census: Census,
+    /** When the earliest `bash` command still running started (this one included). */
+    private readonly earliestStart: () => number,
+    private readonly finished: () => void,
+  ) {}
+
+  async check(handled: readonly string[]): Promise<CensusReport> {
+    try {
+      const { cache } = this;
+      const since = this.earliestStart() - CLOCK_TICK_MS;
+      const now = Date.now();
+      const restored: string[] = [];
+      let found = await findGitDirectories(cache, this.sandbox, now);
+      // A directory the command made unreadable (`chmod 0111`: git still enters it, a listing
+      // cannot) is made readable again and the walk repeated, so nothing hides below it.
+      for (let pass = 0; pass < 3 && found.unlisted.length > 0; pass++) {
+        const locked = found.unlisted.filter((dir) => cache.seen(dir, now).ctimeMs >= since);
+        for (const dir of locked) {
+          try {
+            chmodSync(dir, (lstatSync(dir).mode & 0o7777) | 0o700);
+            restored.push(`${dir} (made readable again to look for repositories in it)`);
+          } catch {
+            restored.push(`${dir} (could not be made readable to look for repositories in it)`);
+          }
+        }
+        if (locked.length === 0) break;
+        found = await findGitDirectories(cache, this.sandbox, now);
+      }
+      const { gitDirs, truncated } = found;
+      const removed: string[] = [];
+      const known = this.census.repositories;
+      const movedFiles = filesById(known);
+      for (const gitDir of gitDirs) {
+        const before = known.get(gitDir);
+        try {
+          const undone = before === undefined ? cleanNew(cache, gitDir, movedFiles, this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, since, now);
+          (before === undefined ? removed : restored).push(...undone.paths);
+          known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now()));
+        } catch (error) {
+          // Fails the call rather than pass in silence; a new repository stays new for the next check.
+          (before === undefined ? removed : restored).push(`${gitDir} (could not be checked: ${(error as Error).message})`);
+        }
+      }
+      // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
+      for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
+      this.census.truncated = truncated;
+      return { restored: restored.sort(), removed: removed.sort(), truncated };
+    } finally {
+      this.finished();
+    }
+  }
+}
+
+/** Content of every known file by `dev:ino`: a repository moved by the command keeps its own files. */
+function filesById(known: Census['repositories']): Map<string, Buffer> {
+  const byId = new Map<string, Buffer>();
+  for (const files of known.values()) {
+    for (const s of files.values()) if (s.id !== undefined && s.entry.kind === 'file' && s.entry.content !== undefined) byId.set(s.id, s.entry.content);
+  }
+  return byId;
+}
+
+const movedHere = (s: Seen, movedFiles: ReadonlyMap<string, Buffer>): boolean =>
+  s.id !== undefined && s.entry.kind === 'file' && s.entry.content !== undefined && movedFiles.get(s.id)?.equals(s.entry.content) === true;
+
+/** What a repository's check undid, and its protected files as they were found. */
+interface Undone {
+  paths: string[];
+  current: Map<string, Seen>;
+}
+
+function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): Undone {
+  const restored: string[] = [];
+  const current = protectedOf(cache, gitDir, now);
+  for (const path of [...new Set([...before.keys(), ...current.keys()])].sort()) {
+    if (handled.some((other) => isWithin(other, path))) continue;
+    const was = before.get(path)?.entry ?? { kind: 'absent' };
+    const is = current.get(path) ?? cache.seen(path, now);
+    if (same(was, is.entry)) continue;
+    // A removal shows in the directory's ctime, anything else in the entry's own.
+    const changedAt = is.entry.kind === 'absent' ? cache.seen(dirname(path), now).ctimeMs : is.ctimeMs;
+    if (changedAt < since) continue; // the user's change, made before any running command started
+    try {
+      put(path, was);
+      restored.push(path);
+    } catch {
+      restored.push(`${path} (could not be restored)`);
+    }
+  }
+  return { paths: restored, current };
+}
+
+/** A new repository keeps git's own settings and no hook that runs; returns what was taken out. */
+function cleanNew(cache: TreeCache, gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): Undone {
+  const removed: string[] = [];
+  const current = protectedOf(cache, gitDir, now);
+  for (const name of ['config', 'config.worktree']) {
+    const path = join(gitDir, name);
+    const s = cache.seen(path, now);
+    if (s.entry.kind === 'absent' || movedHere(s, movedFiles)) continue;
+    const text = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES ? s.entry.content.toString('utf8') : '';
+    const filtered = filterRepositoryConfig(text, gitDir, roots);
+    const readable = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES;
+    if (readable && filtered.dropped.length === 0) continue;
+    put(path, { kind: 'file', mode: 0o644, signature: '', content: Buffer.from(filtered.text) });
+    removed.push(`${path} (${readable ? [...new Set(filtered.dropped)].join(', ') : 'not a readable config file'})`);
+  }
+  const hooks = join(gitDir, 'hooks');
+  const kind = cache.seen(hooks, now).entry.kind;
+  if (kind !== 'absent' && kind !== 'dir') {
+    put(hooks, { kind: 'dir', mode: 0o755 });
+    removed.push(hooks);
+  } else if (kind === 'dir') {
+    for (const child of cache.listing(hooks, now) ?? []) {
+      const path = join(hooks, child.name);
+      if (isSample(child.name) && child.kind === 'file') continue;
+      if (movedHere(cache.seen(path, now), movedFiles)) continue;
+      put(path, { kind: 'absent' });
+      removed.push(path);
+    }
+  }
+  return { paths: removed, current };
+}
+
+/** The tool result's lines for a report; empty when nothing was found. */
+export function censusNotes(report: CensusReport): string[] {
+  const notes: string[] = [];
+  if (report.removed.length > 0) {
+    notes.push(`[git repositories new since the last command had hooks or settings that run programs, which have been removed: ${report.removed.join(', ')}]`);
+  }
+  if (report.truncated) notes.push(`[more than ${MAX_DIRECTORIES} directories under the allowed paths: git repositories deeper in the tree were not checked]`);
+  return notes;
+}
