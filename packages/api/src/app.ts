@@ -195,7 +195,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await scope.register(agentCatalogueRoutes);
     await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter, ...ping });
     await scope.register(conversationRoutes, { conversations: deps.conversations, messageLimits });
-    const turns = new ConversationTurns({ runs: deps.runs, turns: deps.turns, conversations: deps.conversations, engine: deps.engine, approvals: deps.approvals });
+    const gates = deps.approvals.gates.bind(deps.approvals);
+    const turns = new ConversationTurns({ runs: deps.runs, turns: deps.turns, conversations: deps.conversations, engine: deps.engine, gates });
     await scope.register(conversationTurnRoutes, { turns, runs: deps.runs, messageLimits, ...ping });
     await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
     await scope.register(approvalRoutes, { approvals: deps.approvals });

@@ -1,12 +1,11 @@
 import { TurnDoneEvent, type OnAsk, type PermissionMode } from '@mada/protocol';
 import type { AgentEngine } from '../agents/engine.js';
-import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ConversationService } from '../conversations/service.js';
 import { AgentFailedError, ConversationBusyError, type TurnResult, type TurnService } from '../conversations/turn-service.js';
 import { ACTIVE_RUN_STATUSES, type RunRecord } from '../db/run-repository.js';
 import { conversationJob } from './conversation-job.js';
 import { ShuttingDownError } from './errors.js';
-import type { RunService } from './run-service.js';
+import type { GateFactory, RunService } from './run-service.js';
 
 export interface TurnStart {
   conversationId: string;
@@ -32,12 +31,13 @@ export class ConversationTurns {
       turns: TurnService;
       conversations: ConversationService;
       engine: AgentEngine;
-      approvals: ApprovalService;
+      /** The approval gate of a stored run (the approvals service's, handed down: it sits above the runs). */
+      gates: (run: RunRecord, onAsk: OnAsk) => GateFactory;
     },
   ) {}
 
   async start(start: TurnStart): Promise<{ run: RunRecord; created: boolean }> {
-    const { runs, turns, conversations, engine, approvals } = this.deps;
+    const { runs, turns, conversations, engine, gates } = this.deps;
     if (runs.isDraining) throw new ShuttingDownError();
     const conversation = await conversations.getOwned(start.conversationId, start.userId);
     return runs.start(
@@ -55,7 +55,7 @@ export class ConversationTurns {
         conversationJob(engine, turns, turn!, {
           mode: start.mode,
           streaming: start.streaming,
-          gate: approvals.gates(stored, start.onAsk),
+          gate: gates(stored, start.onAsk),
           ...(start.onResult ? { onResult: start.onResult } : {}),
         }),
     );

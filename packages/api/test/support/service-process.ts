@@ -44,7 +44,8 @@ export async function startService(env: Record<string, string>, cwd: string, opt
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    exited.then((code) => reject(new Error(`service exited with ${code} before listening:\n${text}`)));
+    // Settles at most once with the promise above: an exit after listening rejects nothing.
+    void exited.then((code) => reject(new Error(`service exited with ${code} before listening:\n${text}`)));
   });
   return { child, url, output: () => text, exited };
 }
