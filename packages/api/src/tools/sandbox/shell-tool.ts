@@ -1,9 +1,9 @@
 import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
-import { gitlinkNotes, type GitlinkReport } from './gitlink-guard.js';
+import { gitlinkNotes } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
-import { censusNotes, type CensusReport } from './repository-census.js';
+import { censusNotes } from './repository-census.js';
 import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
 import { refuse } from './command-policy/refusal.js';
@@ -14,6 +14,8 @@ import { locateProgram } from './exec/program-path.js';
 import type { Launcher } from './exec/run-pipeline.js';
 import { runScript, type RunResult } from './exec/run-script.js';
 import { formatRunOutput, runSucceeded } from './shell-output.js';
+import { errorMessage } from '../../util/error-message.js';
+import { putBack } from './put-back.js';
 
 export interface ShellParams {
   command: string;
@@ -112,10 +114,8 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   // and for changes to the other repositories under the allowed paths.
   const gitlinks = tool === 'bash' ? await context.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
   const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
-  let result: RunResult;
-  let restored: string[];
-  let gitlinkReport: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };
-  let census: CensusReport = { restored: [], removed: [], truncated: false };
+  let result: RunResult | undefined;
+  let runError: unknown;
   try {
     result = await runScript(checked.script, {
       cwd: checked.cwd,
@@ -127,14 +127,11 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       ...(launcher === undefined ? {} : { launcher }),
     });
   } catch (error) {
-    return fail(`Command failed to run: ${(error as Error).message}`, { confined });
-  } finally {
-    sandbox.launcher?.dispose();
-    restored = snapshot.restore();
-    if (repositories !== undefined) census = await repositories.check(protectedPaths);
-    restored.push(...census.restored);
-    if (gitlinks !== undefined) gitlinkReport = await gitlinks.check();
+    runError = error;
   }
+  sandbox.launcher?.dispose();
+  const { restored, census, gitlinkReport } = await putBack(snapshot, protectedPaths, repositories, gitlinks);
+  if (result === undefined) return fail(`Command failed to run: ${errorMessage(runError)}`, { confined });
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
   const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...censusNotes(census), ...gitlinkNotes(gitlinkReport)];
   const text = [output, ...notes].join('\n');
