@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,13 +40,15 @@ function memoryStream(frames: readonly string[]): Promise<{ server: Server; url:
     group = '';
   }
   if (group) groups.push(group);
-  const server = createServer(async (_request, response) => {
+  const send = async (response: ServerResponse): Promise<void> => {
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     for (const text of groups) {
       if (!response.write(text)) await new Promise((resolve) => response.once('drain', resolve));
     }
     response.end();
-  });
+  };
+  // A client gone mid-stream only ends this baseline's response.
+  const server = createServer((_request, response) => void send(response).catch(() => response.destroy()));
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
     const address = server.address();
     resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/` });
