@@ -6,38 +6,36 @@ import { loopbackOwners } from './loopback-owner.js';
 import { answerClientError, MAX_HEADER_BYTES, writeRawError } from './server-errors.js';
 
 /**
- * Readings of the socket tables a second at most. The kernel walks its whole connection table for
- * each (about 2 ms of system time here), so a flood of connections each read for would hold the
- * event loop. Past the budget a loopback connection is let in unjudged and judged by the next
- * reading, with every other one waiting: refusing it instead would let one account, opening
- * connections faster than the budget, lock every other account out.
+ * The time between two readings of the socket tables. The kernel walks its whole connection table
+ * for each (about 2 ms of system time here), so a flood of connections each read for would hold
+ * the event loop. A loopback connection that arrives sooner is let in unjudged and judged by the
+ * next reading with every other one waiting: refusing it instead would let one account, opening
+ * connections faster than the readings, lock every other account out.
  */
-const MAX_OWNER_READINGS_PER_SECOND = 20;
+const READING_INTERVAL_MS = 50;
 
-/** A loopback connection over the limit, let in before its account is looked up (it counts toward no client yet). */
+/**
+ * The loopback connections let in before their account is looked up: counted together, under
+ * the per-address limit, so a flood between two readings holds at most that many.
+ */
 const UNJUDGED = `${LOOPBACK_CLIENT} unjudged`;
 
-/** Counts uses in one-second windows. */
+/** At most one reading every `intervalMs`. */
 class ReadingBudget {
-  private used = 0;
-  private windowEnds = 0;
+  private last = -Infinity;
 
-  constructor(private readonly perSecond: number) {}
+  constructor(private readonly intervalMs: number) {}
 
   take(): boolean {
     const now = performance.now();
-    if (now >= this.windowEnds) {
-      this.used = 0;
-      this.windowEnds = now + 1000;
-    }
-    if (this.used >= this.perSecond) return false;
-    this.used += 1;
+    if (now - this.last < this.intervalMs) return false;
+    this.last = now;
     return true;
   }
 
-  /** Milliseconds until the next use can be taken. */
+  /** Milliseconds until the next reading may be taken. */
   wait(): number {
-    return this.used < this.perSecond ? 0 : Math.max(0, this.windowEnds - performance.now());
+    return Math.max(0, this.last + this.intervalMs - performance.now());
   }
 }
 
@@ -53,10 +51,10 @@ class ReadingBudget {
  * connections and lock every user out. The accounts are told apart (by the owners in the kernel's
  * socket tables, one reading for all the connections) only once loopback as a whole holds more
  * than the limit, so the many connections of the usual local client cost nothing, and at most
- * MAX_OWNER_READINGS_PER_SECOND times a second (past that, a connection is judged, and closed if
- * over its account's limit, by the next reading); where the owner cannot be told, loopback counts
- * as one address as before. A trusted proxy's connections count only toward `maxTotal`: they carry many clients' requests, and the proxy is where a
- * client's connections can be counted.
+ * once every READING_INTERVAL_MS (between two readings a connection waits, unjudged, for the
+ * next, which closes it if over its account's limit); where the owner cannot be told, loopback
+ * counts as one address as before. A trusted proxy's connections count only toward `maxTotal`:
+ * they carry many clients' requests, and the proxy is where a client's connections can be counted.
  */
 export class ConnectionGuard {
   /** Open connections per client. */
@@ -71,7 +69,7 @@ export class ConnectionGuard {
   private loopbackOpen = 0;
   private total = 0;
   private readonly longFirstLine = new WeakSet<Socket>();
-  private readonly readings = new ReadingBudget(MAX_OWNER_READINGS_PER_SECOND);
+  private readonly readings = new ReadingBudget(READING_INTERVAL_MS);
 
   constructor(
     private readonly maxPerAddress: number,
@@ -92,7 +90,7 @@ export class ConnectionGuard {
     this.total += 1;
     const client = this.clientOf(socket);
     socket.once('close', () => this.release(socket));
-    const over = client !== undefined && client !== UNJUDGED && this.add(client, 1) > this.maxPerAddress;
+    const over = client !== undefined && this.add(client, 1) > this.maxPerAddress;
     if (over) {
       writeRawError(socket, 429, `Too many open connections from this address (max ${this.maxPerAddress})`);
       return;
@@ -154,7 +152,7 @@ export class ConnectionGuard {
     return UNJUDGED;
   }
 
-  /** One timer for all the waiting connections, at the next reading the budget allows. */
+  /** One timer for all the waiting connections, at the next reading the interval allows. */
   private scheduleJudging(): void {
     this.judging ??= setTimeout(() => {
       this.judging = undefined;
@@ -172,6 +170,7 @@ export class ConnectionGuard {
   private judgeWaiting(accountOf: (socket: Socket) => string): void {
     for (const socket of this.unjudged) {
       const account = accountOf(socket);
+      this.add(UNJUDGED, -1);
       this.clients.set(socket, account);
       if (this.add(account, 1) > this.maxPerAddress) socket.destroy();
     }
@@ -193,7 +192,7 @@ export class ConnectionGuard {
     this.unattributed.delete(socket);
     if (client === undefined) return;
     if (client.startsWith(LOOPBACK_CLIENT)) this.loopbackOpen -= 1;
-    if (this.unjudged.delete(socket)) return;
+    this.unjudged.delete(socket);
     this.add(client, -1);
   }
 
