@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { plantBlankGitmodules, plantPaddedNestedRepository, plantV4IndexScript, V4_INDEX_COMMAND } from '../tools/sandbox/red-team/parser-attacks.js';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import { startService, timeHealth, type ServiceProcess } from '../support/service-process.js';
 
 /*
  * Issue #28: after each `bash` command the gitlink guard reads the index, config and `.gitmodules`
@@ -51,14 +51,6 @@ afterEach(async () => {
   cleanups = [];
 });
 
-/** Milliseconds from sending GET /health to having its whole answer (a stalled service gets 30 s). */
-async function timeHealth(): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(`${service.url}/health`, { signal: AbortSignal.timeout(30_000) });
-  await response.json();
-  expect(response.status).toBe(200);
-  return performance.now() - started;
-}
 
 const bash = (command: string, cwd?: string) => scripted.toolCalls({ name: 'bash', arguments: { command, ...(cwd === undefined ? {} : { cwd }) } });
 
@@ -79,7 +71,7 @@ describe('GET /health while the gitlink guard reads hostile repository files', (
     await expect.poll(() => model.requests.length, { timeout: 30_000 }).toBeGreaterThan(0);
     const timings: number[] = [];
     while (!finished) {
-      timings.push(await timeHealth());
+      timings.push(await timeHealth(service.url));
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const response = await run;
@@ -89,7 +81,7 @@ describe('GET /health while the gitlink guard reads hostile repository files', (
     expect(Math.max(...timings)).toBeLessThan(1000);
     // Alive and answering, not restarted: the same process, and /health still in time.
     expect(service.child.exitCode).toBeNull();
-    expect(await timeHealth()).toBeLessThan(1000);
+    expect(await timeHealth(service.url)).toBeLessThan(1000);
     // The nested repository's add took effect; the hostile index was moved aside, not left for the user's git.
     expect(existsSync(join(workdir, '.git', 'index.unchecked'))).toBe(true);
     expect(git(join(workdir, 'nested'), 'diff', '--cached', '--name-only').trim()).toBe('file.txt');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import { startService, timeHealth, type ServiceProcess } from '../support/service-process.js';
 
 /**
  * EXTENSIONS.md section 1: no tool input can stall the service, and GET /health answers within a
@@ -65,14 +65,6 @@ const runAgent = (prompt: string): Promise<Response> =>
     body: JSON.stringify({ agent_type: 'explore', prompt, working_dir: workdir }),
   });
 
-/** Milliseconds from sending GET /health to having its whole answer. */
-async function timeHealth(): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(`${service.url}/health`, { signal: AbortSignal.timeout(30_000) });
-  await response.json();
-  expect(response.status).toBe(200);
-  return performance.now() - started;
-}
 
 /** The tool results the model was last sent back, by tool name. */
 function toolResults(): Map<string, string> {
@@ -106,7 +98,7 @@ describe('GET /health while a tool runs a catastrophic pattern', () => {
     // The tools are running from here until the model is asked again, at the tool's deadline.
     const timings: number[] = [];
     for (let check = 0; check < 5; check++) {
-      timings.push(await timeHealth());
+      timings.push(await timeHealth(service.url));
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const stillRunning = model.requests.length === requestsBefore + 1;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { expect } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** The entry point `npm start` runs: the TypeScript compiler's output (`npm run build`). */
@@ -57,4 +58,13 @@ export async function runServiceToExit(env: Record<string, string>, cwd: string)
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const [code] = await once(child, 'exit');
   return { code: code as number | null, stderr };
+}
+
+/** Milliseconds from sending GET /health to having its whole answer (a stalled service gets 30 s). */
+export async function timeHealth(url: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(30_000) });
+  await response.json();
+  expect(response.status).toBe(200);
+  return performance.now() - started;
 }
