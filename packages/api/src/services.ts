@@ -55,6 +55,11 @@ export interface ServiceOptions {
   /** An already open repository (tests); it is left open on close(). */
   repository?: ConversationRepository;
   now?: () => Date;
+  /**
+   * A host that has already probed this machine (tests open hundreds of services in one process,
+   * and each probe starts a sandbox); by default each service probes for itself.
+   */
+  toolHost?: ToolHost;
 }
 
 /** Keyed users do not learn where the runtime and search engine live; the owner in local mode may. */
@@ -141,7 +146,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     });
   const metrics = new ServiceMetrics();
   // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend.
-  const toolHost = createToolHost();
+  const toolHost = options.toolHost ?? createToolHost();
   // One for the service's life: what it remembers of the gitlinks it took out must outlive each run.
   const gitlinks = new GitlinkGuard();
   const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, gitlinks, runtime);

@@ -22,6 +22,9 @@ const HARMLESS: Record<string, string> = {
   'tools/sandbox/command-policy/tree-sitter-reader.ts parserPromise': 'the bash grammar, loaded on first use',
   // Filled once as the module loads, read only afterwards.
   'tools/sandbox/command-policy/programs/find.ts PRIMARIES': "find's primaries",
+  // Copies of the host's own files, the same for every service in the process.
+  'tools/sandbox/system-view.ts stagedEtc': "the staged copy of the host's /etc",
+  'tools/sandbox/user-network.ts stagedResolvConfs': "the sandbox's resolv.conf, made from the host's",
   // A worker thread's own connection, reused by the tasks it runs: not the service's module scope.
   'db/content-worker.ts sqlite': "the content worker's read-only SQLite connection",
   'db/content-worker.ts postgres': "the content worker's PostgreSQL client",

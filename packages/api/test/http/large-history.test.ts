@@ -13,7 +13,7 @@ import { startService, type ServiceProcess } from '../support/service-process.js
  * A history stored before MAX_MESSAGE_BYTES existed (here: written straight through the
  * repository), 60 MiB of whitespace, read by six clients at once. The service runs as its own
  * process, so its event loop and its memory are its own: other clients' GET / and GET /health
- * must keep answering, and its resident memory must not grow with the number of readers.
+ * must keep answering, and its resident memory must not grow with the number of readers (two, then six).
  */
 
 const KEY = 'alice-key-0123456789';
@@ -57,6 +57,29 @@ function curl(url: string, output: string): Promise<{ status: string; bytes: num
   });
 }
 
+/**
+ * `count` readers of the conversation at once, each a curl of its own (the first writes to `firstOutput`),
+ * with the service's peak resident memory and the latencies of GET / and /health meanwhile.
+ */
+async function readAtOnce(service: ServiceProcess, conversationId: string, count: number, firstOutput: string | null) {
+  const pid = service.child.pid!;
+  let peakMemory = residentBytes(pid);
+  const sampler = setInterval(() => (peakMemory = Math.max(peakMemory, residentBytes(pid))), 20);
+  const output = (i: number) => (i === 0 && firstOutput !== null ? firstOutput : '/dev/null');
+  let reading = true;
+  const readers = Promise.all(Array.from({ length: count }, (_, i) => curl(`${service.url}/conversations/${conversationId}`, output(i)))).finally(
+    () => (reading = false),
+  );
+  const latencies: number[] = [];
+  while (reading) {
+    latencies.push(await timed(`${service.url}/`), await timed(`${service.url}/health`));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const answers = await readers;
+  clearInterval(sampler);
+  return { answers, latencies, peakMemory };
+}
+
 describe.each(DIALECTS)('a 60 MiB history read by six clients at once on %s', (dialect) => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
@@ -91,39 +114,30 @@ describe.each(DIALECTS)('a 60 MiB history read by six clients at once on %s', (d
     );
     cleanups.push(() => service.child.kill('SIGKILL'));
     const pid = service.child.pid!;
-
     // The service warmed up and measured at rest: the slowest of ten rounds.
     let baseline = 0;
     for (let i = 0; i < 10; i++) baseline = Math.max(baseline, await timed(`${service.url}/`), await timed(`${service.url}/health`));
     const restingMemory = residentBytes(pid);
 
-    let peakMemory = restingMemory;
-    const sampler = setInterval(() => (peakMemory = Math.max(peakMemory, residentBytes(pid))), 20);
-    const output = (i: number) => (i === 0 ? join(workdir, 'detail.json') : '/dev/null');
-    let reading = true;
-    const readers = Promise.all(Array.from({ length: READERS }, (_, i) => curl(`${service.url}/conversations/${conversation.id}`, output(i)))).finally(
-      () => (reading = false),
-    );
-    const latencies: number[] = [];
-    while (reading) {
-      latencies.push(await timed(`${service.url}/`), await timed(`${service.url}/health`));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const answers = await readers;
-    clearInterval(sampler);
+    // Two readers first: the most large reads the service holds at once, its worker threads started.
+    const few = await readAtOnce(service, conversation.id, 2, null);
+    const six = await readAtOnce(service, conversation.id, READERS, join(workdir, 'detail.json'));
 
-    const sent = answers.reduce((sum, answer) => sum + answer.bytes, 0);
-    expect(answers.map((answer) => answer.status)).toEqual(Array<string>(READERS).fill('200'));
-    expect(new Set(answers.map((answer) => answer.bytes)).size).toBe(1);
+    const sent = six.answers.reduce((sum, answer) => sum + answer.bytes, 0);
+    expect(six.answers.map((answer) => answer.status)).toEqual(Array<string>(READERS).fill('200'));
+    expect(new Set([...few.answers, ...six.answers].map((answer) => answer.bytes)).size).toBe(1);
     const detail = JSON.parse(readFileSync(join(workdir, 'detail.json'), 'utf8')) as { messages: { content: string }[] };
     expect(detail.messages.map((message) => message.content)).toEqual(contents);
 
     // Several checks ran while the readers read, and each answered within a second (or three times
     // the slowest answer at rest, on a machine busy enough to need it).
-    expect(Math.max(...latencies)).toBeLessThan(Math.max(1000, 3 * baseline));
-    expect(latencies.length).toBeGreaterThan(4);
-    // The readers were sent over 500 MB; the service held a bounded part of it, not a copy per reader.
+    expect(Math.max(...six.latencies)).toBeLessThan(Math.max(1000, 3 * baseline));
+    expect(six.latencies.length).toBeGreaterThan(4);
+    // The six readers were sent over 500 MB. Four readers more than the first round must not cost
+    // the service a share each (measured: about 600 MiB more on PostgreSQL with every read let
+    // through at once, against about 120 MiB of noise with the process-wide turns): bounded.
     expect(sent).toBeGreaterThan(500 * 1e6);
-    expect(peakMemory - restingMemory).toBeLessThan(400 * MIB);
+    expect(six.peakMemory - restingMemory).toBeLessThan(few.peakMemory - restingMemory + 150 * MIB);
+    expect(six.peakMemory - restingMemory).toBeLessThan(600 * MIB);
   }, 300_000);
 });

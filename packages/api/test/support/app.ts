@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { openServices, type Services } from '../../src/services.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
+import { createToolHost, type ToolHost } from '../../src/tools/tool-host.js';
 import { createTestDatabase, openSharedDatabase, type Dialect, type TestDatabase } from './databases.js';
 
 export interface TestApp extends Services {
@@ -30,6 +31,8 @@ export interface TestAppOptions {
   shareDatabaseOf?: TestApp;
   /** A database the test opened itself (on its own server or file system); dropped on close. */
   database?: TestDatabase;
+  /** A host of the test's own (one that must probe afresh); otherwise the file's shared one. */
+  toolHost?: ToolHost;
 }
 
 function modelEnv(model: TestAppOptions['model']): Record<string, string> {
@@ -38,6 +41,13 @@ function modelEnv(model: TestAppOptions['model']): Record<string, string> {
     ? { LLM_PROVIDER: 'openai', LLM_BASE_URL: `${model.url}/v1` }
     : { LLM_PROVIDER: 'ollama', LLM_BASE_URL: model.url };
 }
+
+/**
+ * One probed host for the test apps of a file (a process), as a service has one for its life:
+ * probing the sandbox starts bubblewrap and slirp4netns, which every app paid again otherwise.
+ * Each app still has its own workdir, so the repository census of one never meets another's.
+ */
+const sharedToolHost: ToolHost = createToolHost();
 
 /** The real application on a real database, with dependency probes that need no network. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -53,6 +63,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const services = await openServices(settings, logger, {
     repository: database.repository,
     startDir: workdir,
+    toolHost: options.toolHost ?? sharedToolHost,
     ...(options.now ? { now: options.now } : {}),
   });
   const app = await buildApp({

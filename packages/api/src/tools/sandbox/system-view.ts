@@ -55,7 +55,19 @@ const realPathOf = async (path: string): Promise<string | undefined> => {
  * Asynchronous: copying the certificate store takes most of a second on a busy machine, which
  * must not stall requests in flight when the first tool call asks for the sandbox.
  */
-export async function stageEtc(): Promise<string> {
+export function stageEtc(): Promise<string> {
+  // One copy per process: it holds the host's own files and decides nothing, and a copy per
+  // service (tests open hundreds) cost most of a second and a directory left in /tmp each.
+  stagedEtc ??= copyEtc().catch((error: unknown) => {
+    stagedEtc = undefined;
+    throw error;
+  });
+  return stagedEtc;
+}
+
+let stagedEtc: Promise<string> | undefined;
+
+async function copyEtc(): Promise<string> {
   const staged = await mkdtemp(join(tmpdir(), 'mada-etc-'));
   process.once('exit', () => rmSync(staged, { recursive: true, force: true }));
   for (const entry of ETC_ENTRIES) {

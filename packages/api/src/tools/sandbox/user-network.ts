@@ -23,6 +23,17 @@ const SLIRP_DNS = '10.0.2.3';
  * host's own nameserver may be a loopback address (127.0.0.53) that means nothing inside.
  */
 export function stageResolvConf(hostResolvConf = '/etc/resolv.conf'): string {
+  // One file per process and host file: the same bytes for every service (tests open hundreds).
+  const known = stagedResolvConfs.get(hostResolvConf);
+  if (known !== undefined) return known;
+  const staged = writeResolvConf(hostResolvConf);
+  stagedResolvConfs.set(hostResolvConf, staged);
+  return staged;
+}
+
+const stagedResolvConfs = new Map<string, string>();
+
+function writeResolvConf(hostResolvConf: string): string {
   let kept: string[] = [];
   try {
     kept = readFileSync(hostResolvConf, 'utf8')
