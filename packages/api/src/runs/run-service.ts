@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PermissionMode } from '@mada/protocol';
+import { RunEndEvent, type AgentEvent, type DoneEvent, type PermissionMode, type TurnDoneEvent } from '@mada/protocol';
 import {
   ACTIVE_RUN_STATUSES,
   QueuedRunLimitReached,
@@ -28,9 +28,6 @@ import type { Admission, RunQueue } from './run-queue.js';
 import { EventWriter } from './event-writer.js';
 import { followRunEvents, seenRun, type FollowOptions } from './follow-events.js';
 
-/** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
-export type RunFrame = { event: string } & Record<string, unknown>;
-
 /** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
 export interface RunMetrics {
   runStarted(agent: string): void;
@@ -45,12 +42,12 @@ export interface RunCheckpoints {
 
 export interface JobResult {
   response: string;
-  /** The run's last frame: `done` with whatever the route's contract puts in it. */
-  done: RunFrame;
+  /** The run's last event: `done`, with what the turn stored when the run is a conversation turn. */
+  done: DoneEvent | TurnDoneEvent;
 }
 
 /** The run's approval gate, made once the run can emit events (approval-service.ts). */
-export type GateFactory = (emit: (frame: RunFrame) => void) => ApprovalGate;
+export type GateFactory = (emit: (frame: AgentEvent) => void) => ApprovalGate;
 
 /** What a run does once it may execute: the agent, or a conversation turn around it. */
 export interface RunJob {
@@ -228,10 +225,12 @@ export class RunService {
     return this.options.store.eventTextAfter(runId, seq);
   }
 
-  /** The data of an ended run's last event (its `done` or `error`). */
-  async lastEvent(run: RunRecord): Promise<string | undefined> {
+  /** An ended run's last event (its `done` or `error`); undefined when it has none. */
+  async lastEvent(run: RunRecord): Promise<RunEndEvent | undefined> {
     const [last] = await this.options.store.eventsAfter(run.id, run.lastEventId - 1, 1);
-    return last?.data;
+    // Stored by this service: small, and JSON it wrote itself.
+    const parsed = last === undefined ? undefined : RunEndEvent.safeParse(JSON.parse(last.data));
+    return parsed?.success ? parsed.data : undefined;
   }
 
   list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunRecord[]; total: number }> {
@@ -394,7 +393,7 @@ export class RunService {
       this.options.metrics?.runStarted(run.agentType);
       if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
       log.debug({ agent: run.agentType }, 'run started');
-      const emit = (frame: RunFrame): void => events.emit(frame);
+      const emit = (frame: AgentEvent): void => events.emit(frame);
       const result = await job.execute({
         signal,
         emit,
@@ -484,7 +483,7 @@ interface Ending {
   status: EndStatus;
   response: string | null;
   error: string | null;
-  final: RunFrame;
+  final: RunEndEvent;
 }
 
 const errorEnd = (status: EndStatus, message: string): Ending => ({ status, response: null, error: message, final: { event: 'error', error_message: message } });
