@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import type { PermissionMode } from '@mada/protocol';
+import type { PermissionMode, RunUsage } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
 import type { GitlinkGuard } from '../tools/sandbox/gitlink-guard.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
@@ -11,7 +11,7 @@ import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
-import { emptyUsage, type RunUsage } from './run-usage.js';
+import { emptyUsage } from './run-usage.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RunEndEvent, type AgentEvent, type DoneEvent, type PermissionMode, type TurnDoneEvent } from '@mada/protocol';
+import { RunEndEvent, type AgentEvent, type DoneEvent, type PermissionMode, type RunUsage, type TurnDoneEvent } from '@mada/protocol';
 import {
   ACTIVE_RUN_STATUSES,
   QueuedRunLimitReached,
@@ -9,7 +9,6 @@ import {
   type RunRecord,
   type RunRepository,
   type RunStatus,
-  type RunUsage,
 } from '../db/run-repository.js';
 import type { AppendResult } from '../db/repository.js';
 import type { RunContext } from '../agents/run-context.js';
@@ -259,7 +258,7 @@ export class RunService {
       execution.controller.abort(new Error(RUN_CANCELLED));
       return execution.finished;
     }
-    const ended = await this.end(run.id, cancelledEnd(), NO_USAGE);
+    const ended = await this.end(run.id, cancelledEnd(), emptyUsage());
     if (!ended) throw new RunAlreadyEndedError();
     return ended;
   }
@@ -413,17 +412,7 @@ export class RunService {
     // Never throws: a failed snapshot is recorded with the checkpoint, not with the run.
     await checkpoint?.finish();
     await events.flushed();
-    const ended = await this.end(
-      run.id,
-      end,
-      {
-        modelCalls: usage.model_calls,
-        toolCalls: Math.max(usage.tool_calls, events.toolCalls),
-        inputTokens: usage.input_tokens,
-        outputTokens: usage.output_tokens,
-      },
-      log,
-    );
+    const ended = await this.end(run.id, end, { ...usage, tool_calls: Math.max(usage.tool_calls, events.toolCalls) }, log);
     log.info({ agent: run.agentType, status: end.status, ...(end.error === null ? {} : { error: end.error }) }, 'run ended');
     return ended ?? (await this.options.store.findRun(run.id).catch(() => undefined)) ?? run;
   }
@@ -454,8 +443,6 @@ export class RunService {
 class RepeatedRun {
   constructor(readonly run: RunRecord) {}
 }
-
-const NO_USAGE: RunUsage = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
