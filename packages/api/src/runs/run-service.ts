@@ -124,15 +124,6 @@ export class RunService {
     this.leaseTimer.unref();
   }
 
-  /** The store and the bus underneath, for tests; callers follow runs through follow(). */
-  get store(): RunRepository {
-    return this.options.store;
-  }
-
-  get bus(): RunEventBus {
-    return this.options.bus;
-  }
-
   /** Runs queued or executing in this process. */
   get active(): number {
     return this.executions.size;
