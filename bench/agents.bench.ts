@@ -6,9 +6,6 @@ import { readFileTool } from '../packages/api/src/tools/read-file.js';
 import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import { createTestApp, type TestApp } from '../packages/api/test/support/app.js';
 import { medianMs, overhead, type Bench, type BenchResult } from './harness.js';
-import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
-
-const gitlinks = new GitlinkGuard();
 
 const STEPS = 20;
 
@@ -37,7 +34,7 @@ async function engineOverhead(model: ScriptedModel, t: TestApp): Promise<BenchRe
       messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
       for (const call of turn.toolCalls) {
         const signal = new AbortController().signal;
-        const result = await readFileTool.execute({ file_path: file, offset: 0, limit: 2000 }, { workingDir: t.workdir, sandbox, gitlinks, settings: t.settings, host: t.toolHost, signal });
+        const result = await readFileTool.execute({ file_path: file, offset: 0, limit: 2000 }, { workingDir: t.workdir, sandbox, settings: t.settings, host: t.toolHost, signal });
         messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: result.data });
       }
     }

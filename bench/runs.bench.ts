@@ -65,7 +65,7 @@ async function storedRun(t: TestApp): Promise<string> {
     { idempotentSince: now },
   );
   for (let i = 1; i < REPLAY_EVENTS; i++) await store.appendActiveEvent(id, `{"event":"chunk","data":"token${i} "}`, now);
-  await store.endRun(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', error: null }, { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
+  await store.endRun(id, '{"event":"done","mode":"default"}', now, { status: 'succeeded', response: 'long answer', error: null }, { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 });
   return id;
 }
 

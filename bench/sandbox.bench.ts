@@ -8,11 +8,8 @@ import { runScript } from '../packages/api/src/tools/sandbox/exec/run-script.js'
 import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
-import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
 import { createToolHost } from '../packages/api/src/tools/tool-host.js';
 import { interleavedMediansMs, overhead, type Bench, type BenchResult } from './harness.js';
-
-const gitlinks = new GitlinkGuard();
 
 const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings => ({
   toolTimeoutSeconds: 60,
@@ -33,7 +30,7 @@ const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolSettings
 const host = createToolHost();
 
 function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork = false): ToolContext {
-  return { workingDir: root, sandbox: new PathSandbox([root]), gitlinks, settings: settings(sandboxEnabled, sandboxNetwork), host, signal: new AbortController().signal };
+  return { workingDir: root, sandbox: new PathSandbox([root]), settings: settings(sandboxEnabled, sandboxNetwork), host, signal: new AbortController().signal };
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */

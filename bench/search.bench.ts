@@ -13,9 +13,6 @@ import { findExecutable } from '../packages/api/src/tools/search/select.js';
 import type { ToolContext } from '../packages/api/src/tools/tool.js';
 import { createWorkerPool, siblingModule } from '../packages/api/src/util/worker-pool.js';
 import { interleavedMediansMs, medianMs, result, type Bench } from './harness.js';
-import { GitlinkGuard } from '../packages/api/src/tools/sandbox/gitlink-guard.js';
-
-const gitlinks = new GitlinkGuard();
 import { createToolHost } from '../packages/api/src/tools/tool-host.js';
 
 const FILES = 30_000;
@@ -70,7 +67,7 @@ function contextFor(root: string): ToolContext {
   const env = join(root, '.env');
   if (!existsSync(env)) writeFileSync(env, 'LOG_LEVEL=info\n');
   const sandbox = new PathSandbox([root], [env], [env, join(root, 'data')]);
-  return { workingDir: root, sandbox, gitlinks, settings, host: createToolHost(), signal: new AbortController().signal };
+  return { workingDir: root, sandbox, settings, host: createToolHost(), signal: new AbortController().signal };
 }
 
 const grepWith = (backend: SearchBackend, context: ToolContext) => async () => {

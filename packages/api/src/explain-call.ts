@@ -7,7 +7,6 @@ import { toolPathSandbox } from './tool-paths.js';
 import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
 import { checkCommand, refusalMessage, type ApprovalRuleSet, type ShellToolName } from './tools/sandbox/command-policy/index.js';
-import { GitlinkGuard } from './tools/sandbox/gitlink-guard.js';
 import { shellCheckRequest } from './tools/sandbox/shell-tool.js';
 import { createToolHost } from './tools/tool-host.js';
 import type { ToolContext } from './tools/tool.js';
@@ -52,14 +51,9 @@ export async function explainCall(question: CallQuestion): Promise<Explanation> 
   if (tool === undefined) throw new QuestionError(`unknown tool ${question.tool} (tools: ${[...tools.keys()].join(', ')})`);
   const sandbox = toolPathSandbox(question.settings, question.startDir);
   const workingDir = workingDirectoryOf(question, sandbox);
-  // Nothing runs, so the guard never reads an index; it is there because every tool context has one.
-  const gitlinks = new GitlinkGuard();
-  try {
-    const context: ToolContext = { workingDir, sandbox, gitlinks, settings: question.settings, host: createToolHost(), signal: new AbortController().signal };
-    return await judge(question, tool.modifiesFiles === true, tools, context);
-  } finally {
-    await gitlinks.close();
-  }
+  // Nothing runs: the host's gitlink guard never reads an index, so its worker threads never start.
+  const context: ToolContext = { workingDir, sandbox, settings: question.settings, host: createToolHost(), signal: new AbortController().signal };
+  return judge(question, tool.modifiesFiles === true, tools, context);
 }
 
 async function judge(question: CallQuestion, changesFiles: boolean, tools: ReturnType<typeof createToolRegistry>, context: ToolContext): Promise<Explanation> {

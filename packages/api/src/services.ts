@@ -14,7 +14,6 @@ import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
 import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { hostNetworkWarning } from './tools/sandbox/network-reach.js';
-import { GitlinkGuard } from './tools/sandbox/gitlink-guard.js';
 import { hiddenPathsFor, toolPathSandbox } from './tool-paths.js';
 import { addressFilter, showAddresses, type AddressFilter } from './util/address-hiding.js';
 import { asDatabaseUnavailable } from './db/unavailable.js';
@@ -66,14 +65,13 @@ export interface ServiceOptions {
 const addressFilterFor = (settings: Settings): AddressFilter =>
   settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
 
-/** The engine, its model client and its tools report what they do into `metrics`; `gitlinks` is the service's one guard. */
+/** The engine, its model client and its tools report what they do into `metrics`. */
 export function createEngine(
   settings: Settings,
   model: ModelClient,
   startDir: string,
   metrics: ServiceMetrics,
   toolHost: ToolHost,
-  gitlinks: GitlinkGuard,
   runtime?: RuntimeInfoSource,
 ): AgentEngine {
   const deps: EngineDeps = {
@@ -81,7 +79,6 @@ export function createEngine(
     runtime: runtime ?? fixedRuntimeInfo({ name: settings.llmModel, contextWindow: settings.llmNumCtx, toolCalls: 'native' }),
     tools: observeTools(createToolRegistry(), metrics),
     sandbox: toolPathSandbox(settings, startDir),
-    gitlinks,
     toolSettings: settings,
     toolHost,
     limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
@@ -145,11 +142,10 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       onRetry: (error, attempt, delayMs, callLog) => (callLog ?? log).warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
     });
   const metrics = new ServiceMetrics();
-  // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend.
+  // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend; and
+  // one gitlink guard for the service's life: what it remembers of the gitlinks it took out must outlive each run.
   const toolHost = options.toolHost ?? createToolHost();
-  // One for the service's life: what it remembers of the gitlinks it took out must outlive each run.
-  const gitlinks = new GitlinkGuard();
-  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, gitlinks, runtime);
+  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, runtime);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,
@@ -226,7 +222,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     async close() {
       await runSweeper.stop();
       await runs.close();
-      await gitlinks.close();
+      // A host the caller passed in is the caller's to close.
+      if (options.toolHost === undefined) await toolHost.gitlinks.close();
       stopCountingQueued();
       await sweeper.stop();
       await runtime.stop();

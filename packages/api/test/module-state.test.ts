@@ -9,8 +9,8 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 /**
  * Module-scope state that decides nothing about security, each with why. What the tools learn of
  * the machine (whether the sandbox works, where toolchains live, which search backend runs) lives
- * in the ToolHost the composition root builds, and the gitlink guard's memory in the guard the
- * composition root builds, never here.
+ * in the ToolHost the composition root builds, and so does the gitlink guard with its memory of
+ * the gitlinks it took out; never here.
  */
 const HARMLESS: Record<string, string> = {
   // Synchronous, set and restored around one search of one answer: no two searches see it.
@@ -60,7 +60,7 @@ describe('module-scope state', () => {
     expect(moduleState()).toContain('agents/context-window.ts repeatedCounts');
   });
 
-  it('holds nothing that decides security: the sandbox probes, toolchains, search backend and repository census live in the ToolHost', () => {
+  it('holds nothing that decides security: the sandbox probes, toolchains, search backend, repository census and gitlink guard live in the ToolHost', () => {
     expect(moduleState().sort()).toEqual(Object.keys(HARMLESS).sort());
   });
 
@@ -69,6 +69,7 @@ describe('module-scope state', () => {
     expect(first.searchBackend.get()).toBe(first.searchBackend.get());
     expect(first.sandboxes).not.toBe(second.sandboxes);
     expect(first.repositories).not.toBe(second.repositories);
+    expect(first.gitlinks).not.toBe(second.gitlinks);
     const disabled = { sandboxEnabled: false };
     expect(await first.sandboxes.detect(disabled)).toMatchObject({ state: 'disabled' });
     // Probed once per bwrap binary by each host: the second call is the first one's answer.

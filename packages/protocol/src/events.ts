@@ -93,6 +93,18 @@ export const TurnStreamFrame = z
   .meta({ id: 'TurnStreamFrame' });
 export type TurnStreamFrame = z.infer<typeof TurnStreamFrame>;
 
+/** The frame a run ends with: `done` (a conversation turn's carries what the turn stored) or `error`. */
+export const RunEndEvent = z.union([ErrorEvent, TurnDoneEvent, DoneEvent]);
+export type RunEndEvent = z.infer<typeof RunEndEvent>;
+
+/**
+ * Every event a stored run holds, as GET /runs/{id}/events streams it: what its agent emitted,
+ * then its end. A plain union, tried in order, because the two `done` forms share a kind: the
+ * turn's, with more fields, is tried first, so it keeps them.
+ */
+export const RunEvent = z.union([...AgentEvent.options, ...RunEndEvent.options]).meta({ id: 'RunEvent' });
+export type RunEvent = z.infer<typeof RunEvent>;
+
 /**
  * Every frame a client may meet on either stream, from this service or an older one: the legacy
  * error form is accepted, and a `done` keeps the turn's extra fields when it has them. A plain

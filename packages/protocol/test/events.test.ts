@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AgentEvent, AgentStreamFrame, StreamFrame, TurnStreamFrame } from '../src/index.js';
+import { AgentEvent, AgentStreamFrame, RunEvent, StreamFrame, TurnStreamFrame } from '../src/index.js';
 
 const turnDone = {
   event: 'done',
@@ -71,5 +71,13 @@ describe('the stream event union', () => {
   it('does not let the service send the legacy error form', () => {
     expect(AgentStreamFrame.safeParse({ event: 'error', data: 'old boom' }).success).toBe(false);
     expect(TurnStreamFrame.safeParse({ event: 'error', data: 'old boom' }).success).toBe(false);
+    expect(RunEvent.safeParse({ event: 'error', data: 'old boom' }).success).toBe(false);
+  });
+
+  it("reads a stored run's events, keeping a turn's done fields and a plain done as it is", () => {
+    expect(RunEvent.parse(turnDone)).toEqual(turnDone);
+    expect(RunEvent.parse({ event: 'done', mode: 'plan' })).toEqual({ event: 'done', mode: 'plan' });
+    expect(RunEvent.parse({ event: 'thinking', message: 'Queued' })).toEqual({ event: 'thinking', message: 'Queued' });
+    expect(RunEvent.safeParse({ event: 'telemetry', value: 1 }).success).toBe(false);
   });
 });

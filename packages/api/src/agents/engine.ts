@@ -1,8 +1,7 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import type { PermissionMode } from '@mada/protocol';
+import type { PermissionMode, RunUsage } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
-import type { GitlinkGuard } from '../tools/sandbox/gitlink-guard.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { Tool, ToolSettings } from '../tools/tool.js';
@@ -11,7 +10,7 @@ import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
-import { emptyUsage, type RunUsage } from './run-usage.js';
+import { emptyUsage } from './run-usage.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
@@ -27,8 +26,6 @@ export interface EngineDeps {
   /** Every tool the service has, by name; each agent gets its own subset. */
   tools: ReadonlyMap<string, Tool>;
   sandbox: PathSandbox;
-  /** The service's one gitlink guard, built at start-up. */
-  gitlinks: GitlinkGuard;
   toolSettings: ToolSettings;
   /** What the service found of this machine at start-up (tools/tool-host.ts). */
   toolHost: ToolHost;
@@ -135,7 +132,6 @@ export class AgentEngine {
       toolContext: {
         workingDir,
         sandbox: this.deps.sandbox,
-        gitlinks: this.deps.gitlinks,
         settings: this.deps.toolSettings,
         host: this.deps.toolHost,
         signal: context.signal,

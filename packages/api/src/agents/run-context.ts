@@ -1,7 +1,6 @@
-import type { AgentEvent, PermissionMode } from '@mada/protocol';
+import type { AgentEvent, PermissionMode, RunUsage } from '@mada/protocol';
 import type { ApprovalGate } from '../tools/tool.js';
 import type { Log } from '../util/log.js';
-import type { RunUsage } from './run-usage.js';
 
 /**
  * Everything a stored run lends whatever works on its behalf (its agent, a sub-agent, a turn's

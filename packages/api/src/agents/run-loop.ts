@@ -1,4 +1,4 @@
-import type { AgentEvent, PermissionMode } from '@mada/protocol';
+import type { AgentEvent, PermissionMode, RunUsage } from '@mada/protocol';
 import { countTokens } from '../tokens/count.js';
 import {
   describeTool,
@@ -25,7 +25,6 @@ import { ContextBudget, promptRoom } from './context-window.js';
 import type { AgentDefinition } from './definitions.js';
 import { thinking } from './events.js';
 import { rePrompt, systemPrompt } from './prompts.js';
-import type { RunUsage } from './run-usage.js';
 import { executeToolCall } from './tool-executor.js';
 
 export const MAX_RE_PROMPTS = 2;
@@ -216,9 +215,9 @@ export class RunLoop {
    */
   private countUsage(prepared: Prepared, response: { text: string; toolCalls: readonly ModelToolCall[]; usage: ModelUsage }): void {
     const usage = this.input.usage;
-    usage.input_tokens += response.usage.inputTokens || prepared.tokens;
+    usage.input_tokens += response.usage.input_tokens || prepared.tokens;
     usage.output_tokens +=
-      response.usage.outputTokens || countTokens(response.text) + (response.toolCalls.length > 0 ? countTokens(JSON.stringify(response.toolCalls)) : 0);
+      response.usage.output_tokens || countTokens(response.text) + (response.toolCalls.length > 0 ? countTokens(JSON.stringify(response.toolCalls)) : 0);
   }
 
   /** Calls written as text count when the model sent no structured ones; reasoning is never the answer. */

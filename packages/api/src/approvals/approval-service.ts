@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ApprovalDecision, OnAsk } from '@mada/protocol';
+import type { AgentEvent, ApprovalDecision, OnAsk } from '@mada/protocol';
 import { CANNOT_WAIT } from '../agents/approval-check.js';
 import type { ApprovalRecord, ApprovalRepository, ApprovalStatus } from '../db/approval-repository.js';
 import type { RunRecord, RunRepository } from '../db/run-repository.js';
 import type { RunEventBus } from '../runs/event-bus.js';
 import type { GateFactory } from '../runs/agent-job.js';
-import type { RunFrame } from '../runs/run-service.js';
 import { isWithin, resolveReal } from '../tools/sandbox/paths.js';
 import type { ApprovalAnswer, ApprovalAsk, ApprovalGate } from '../tools/tool.js';
 import { ApprovalDecidedError, ApprovalForbiddenError, ApprovalNotFoundError } from './errors.js';
@@ -49,7 +48,7 @@ export class ApprovalService {
   }
 
   /** The gate a run's tool calls ask through: waits for the user (`wait`) or refuses at once (`deny`). */
-  gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: RunFrame) => void): ApprovalGate {
+  gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: AgentEvent) => void): ApprovalGate {
     return {
       ask: async (request, signal) => {
         const scope = await this.grantScope(run, request);
@@ -96,7 +95,7 @@ export class ApprovalService {
     return request.matches.every((match) => granted.includes(match)) ? root : undefined;
   }
 
-  private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: RunFrame) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
+  private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: AgentEvent) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
     const createdAt = this.now();
     const approval = await this.options.store.createApproval({
       id: randomUUID(),
@@ -120,7 +119,8 @@ export class ApprovalService {
     });
     const decided = await this.waitForDecision(approval, signal);
     await this.options.runs.updateRun(run.id, { status: 'running' }, ['waiting_approval']);
-    emit({ event: 'approval_resolved', approval_id: decided.id, decision: decided.status === 'approved' ? 'approved' : 'denied', message: decided.message });
+    const decision = decided.status === 'approved' ? 'approved' : 'denied';
+    emit({ event: 'approval_resolved', approval_id: decided.id, decision, ...(decided.message === null ? {} : { message: decided.message }) });
     if (decided.status === 'approved') return { approved: true };
     return { approved: false, text: decided.message ? `Denied by the user: ${decided.message}` : 'Denied by the user' };
   }

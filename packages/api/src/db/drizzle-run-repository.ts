@@ -185,7 +185,8 @@ export class DrizzleRunRepository implements RunRepository {
 
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
     return this.adapter.transaction(async (tx) => {
-      const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...usage });
+      const counters = { modelCalls: usage.model_calls, toolCalls: usage.tool_calls, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens };
+      const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...counters });
       return run && this.stored(tx, run, data, now);
     });
   }

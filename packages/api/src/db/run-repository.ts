@@ -1,20 +1,13 @@
-import type { RunStatus } from '@mada/protocol';
+import type { RunStatus, RunUsage } from '@mada/protocol';
 import type { AppendResult, NewMessage } from './repository.js';
 
 /** Stored agent runs and their event logs (EXTENSIONS.md section 2), for both dialects. */
 
-export type { RunStatus };
+export type { RunStatus, RunUsage };
 /** Statuses of a run that has not ended: it holds a lease and may still produce events. */
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting_approval'];
 
-export interface RunUsage {
-  modelCalls: number;
-  toolCalls: number;
-  inputTokens: number;
-  outputTokens: number;
-}
-
-export interface RunRecord extends RunUsage {
+export interface RunRecord {
   id: string;
   userId: string;
   agentType: string;
@@ -28,6 +21,11 @@ export interface RunRecord extends RunUsage {
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
+  /** The run's RunUsage, as the table's columns hold it (run-response.ts gives it back as one). */
+  modelCalls: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
   /** Seq of the latest stored event (0: none yet). */
   lastEventId: number;
   idempotencyKey: string | null;

@@ -5,19 +5,14 @@ export const PING_INTERVAL_MS = 15_000;
 /** A stream whose client leaves this much unread is closed rather than buffered further. */
 export const MAX_UNSENT_BYTES = 1_048_576;
 
-/** One frame: `data: <JSON>` and a blank line, with null and absent fields left out. */
-export function encodeFrame(frame: object): string {
-  return `data: ${JSON.stringify(frame, (_key, value: unknown) => (value === null ? undefined : value))}\n\n`;
-}
-
 /**
  * A Server-Sent Events response. Fastify hands over the raw socket (hijack); the stream sends a
  * `: ping` comment on an interval so proxies keep it open, and `signal` aborts when the client
- * goes away, which is how a run learns to stop. `Frame` is the stream's own event union, so a
- * route can only send the kinds its contract lists. A client that stops reading is treated as
- * gone once its unread bytes would pass MAX_UNSENT_BYTES: memory per stream stays bounded.
+ * goes away, which is how a run learns to stop. It sends a run's events (the protocol's RunEvent)
+ * as they were encoded once, when stored. A client that stops reading is treated as gone once its
+ * unread bytes would pass MAX_UNSENT_BYTES: memory per stream stays bounded.
  */
-export class SseStream<Frame extends { event: string }> {
+export class SseStream {
   private readonly controller = new AbortController();
   private readonly ping: NodeJS.Timeout;
   private ended = false;
@@ -55,10 +50,6 @@ export class SseStream<Frame extends { event: string }> {
 
   get closed(): boolean {
     return this.ended || this.reply.raw.destroyed;
-  }
-
-  send(frame: Frame): void {
-    this.write(encodeFrame(frame));
   }
 
   /**

@@ -8,10 +8,10 @@ const outcomeOf = (signal: AbortSignal | undefined): CallOutcome => (signal?.abo
 
 /** What the answer cost in tokens: the runtime's own counts, else cl100k_base over what was sent and received. */
 function countUsage(metrics: ServiceMetrics, request: ModelRequest, response: ModelResponse): void {
-  const { inputTokens, outputTokens } = response.usage;
-  if (inputTokens !== undefined) metrics.inputTokens.inc({ source: 'reported' }, inputTokens);
+  const { input_tokens, output_tokens } = response.usage;
+  if (input_tokens !== undefined) metrics.inputTokens.inc({ source: 'reported' }, input_tokens);
   else metrics.inputTokens.inc({ source: 'counted' }, countMessageListTokens(request.messages));
-  if (outputTokens !== undefined) metrics.outputTokens.inc({ source: 'reported' }, outputTokens);
+  if (output_tokens !== undefined) metrics.outputTokens.inc({ source: 'reported' }, output_tokens);
   else {
     const calls = response.toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.rawArguments), 0);
     metrics.outputTokens.inc({ source: 'counted' }, countTokens(response.text) + calls);

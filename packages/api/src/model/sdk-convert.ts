@@ -81,7 +81,7 @@ export function toFinishReason(reason: SdkFinishReason): FinishReason {
   return reason.unified === 'error' ? 'other' : reason.unified;
 }
 
-export const toUsage = (usage: SdkUsage): ModelUsage => ({ inputTokens: usage.inputTokens.total, outputTokens: usage.outputTokens.total });
+export const toUsage = (usage: SdkUsage): ModelUsage => ({ input_tokens: usage.inputTokens.total, output_tokens: usage.outputTokens.total });
 
 export function responseFromContent(content: readonly SdkContent[], finishReason: SdkFinishReason, usage: SdkUsage): ModelResponse {
   let text = '';

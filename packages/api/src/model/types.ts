@@ -1,3 +1,4 @@
+import type { RunUsage } from '@mada/protocol';
 import type { Log } from '../util/log.js';
 
 /** A JSON Schema object (draft 2020-12 as `z.toJSONSchema` writes it) describing a tool's arguments. */
@@ -47,11 +48,8 @@ export interface ModelToolCall {
 
 export type FinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'other';
 
-/** Token counts as the runtime reported them; undefined when it did not. */
-export interface ModelUsage {
-  inputTokens: number | undefined;
-  outputTokens: number | undefined;
-}
+/** A call's part of a run's usage: the token counts as the runtime reported them; undefined when it did not. */
+export type ModelUsage = { [K in 'input_tokens' | 'output_tokens']: RunUsage[K] | undefined };
 
 export interface ModelResponse {
   text: string;

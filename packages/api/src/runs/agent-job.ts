@@ -15,7 +15,7 @@ export function agentJob(engine: AgentEngine, run: RunRecord, streaming: boolean
     async execute(context) {
       const mode = modeOf(run.mode);
       const response = await engine.execute({ agentType: run.agentType, prompt: run.prompt, workingDir: run.workingDir, mode, streaming }, context);
-      return { response, done: { event: 'done', mode: run.mode } };
+      return { response, done: { event: 'done', mode } };
     },
   };
 }

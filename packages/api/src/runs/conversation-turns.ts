@@ -1,4 +1,4 @@
-import { TurnDoneEvent, type OnAsk, type PermissionMode } from '@mada/protocol';
+import type { OnAsk, PermissionMode } from '@mada/protocol';
 import type { AgentEngine } from '../agents/engine.js';
 import type { ConversationService } from '../conversations/service.js';
 import { AgentFailedError, ConversationBusyError, type TurnResult, type TurnService } from '../conversations/turn-service.js';
@@ -72,10 +72,9 @@ export class ConversationTurns {
       throw new AgentFailedError(stripAgentError(ended.error ?? 'Run failed'));
     }
     if (fresh) return fresh;
-    const last = await this.deps.runs.lastEvent(ended);
-    const done = last === undefined ? undefined : TurnDoneEvent.safeParse(JSON.parse(last));
-    if (!done?.success || ended.conversationId === null) throw new AgentFailedError('The stored turn has no result');
-    return this.deps.turns.storedResult(ended.conversationId, done.data);
+    const done = await this.deps.runs.lastEvent(ended);
+    if (done?.event !== 'done' || !('user_message_id' in done) || ended.conversationId === null) throw new AgentFailedError('The stored turn has no result');
+    return this.deps.turns.storedResult(ended.conversationId, done);
   }
 }
 

@@ -1,21 +1,22 @@
+import type { AgentEvent } from '@mada/protocol';
 import type { RunRepository } from '../db/run-repository.js';
 import type { Log } from '../util/log.js';
 import { encodeEvent } from './encode-event.js';
 import type { RunEventBus } from './event-bus.js';
-import type { RunFrame } from './run-service.js';
 import { isTextFrame, mergeTextFrames } from './text-frames.js';
 
 /** Text frames of one run are stored at most this often; text arriving in between joins the next one. */
 export const TEXT_FRAME_INTERVAL_MS = 50;
 
 /**
- * Stores a run's frames one after another, in the order they were emitted, and tells followers
- * after each is stored. Emitting never blocks the agent.
+ * Stores a run's events one after another, in the order they were emitted, and tells followers
+ * after each is stored. Emitting never blocks the agent. The run's last event is stored with its
+ * end (RunService), not here.
  */
 export class EventWriter {
   private chain: Promise<void> = Promise.resolve();
   /** Frames emitted and not yet being stored: text arriving faster than the store takes it joins the last one. */
-  private readonly waiting: RunFrame[] = [];
+  private readonly waiting: AgentEvent[] = [];
   /** When the last text frame was stored (performance.now()). */
   private lastTextAt = Number.NEGATIVE_INFINITY;
   toolCalls = 0;
@@ -27,7 +28,7 @@ export class EventWriter {
     private readonly log: Log,
   ) {}
 
-  emit(frame: RunFrame): void {
+  emit(frame: AgentEvent): void {
     if (frame.event === 'tool_start') this.toolCalls += 1;
     const last = this.waiting.at(-1);
     const merged = last === undefined ? undefined : mergeTextFrames(last, frame);

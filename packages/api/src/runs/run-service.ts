@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PermissionMode } from '@mada/protocol';
+import { RunEndEvent, type AgentEvent, type DoneEvent, type PermissionMode, type RunUsage, type TurnDoneEvent } from '@mada/protocol';
 import {
   ACTIVE_RUN_STATUSES,
   QueuedRunLimitReached,
@@ -9,7 +9,6 @@ import {
   type RunRecord,
   type RunRepository,
   type RunStatus,
-  type RunUsage,
 } from '../db/run-repository.js';
 import type { AppendResult } from '../db/repository.js';
 import type { RunContext } from '../agents/run-context.js';
@@ -28,9 +27,6 @@ import type { Admission, RunQueue } from './run-queue.js';
 import { EventWriter } from './event-writer.js';
 import { followRunEvents, seenRun, type FollowOptions } from './follow-events.js';
 
-/** A frame a run emits: a stream event object, stored and sent as JSON with nulls left out. */
-export type RunFrame = { event: string } & Record<string, unknown>;
-
 /** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
 export interface RunMetrics {
   runStarted(agent: string): void;
@@ -45,12 +41,12 @@ export interface RunCheckpoints {
 
 export interface JobResult {
   response: string;
-  /** The run's last frame: `done` with whatever the route's contract puts in it. */
-  done: RunFrame;
+  /** The run's last event: `done`, with what the turn stored when the run is a conversation turn. */
+  done: DoneEvent | TurnDoneEvent;
 }
 
 /** The run's approval gate, made once the run can emit events (approval-service.ts). */
-export type GateFactory = (emit: (frame: RunFrame) => void) => ApprovalGate;
+export type GateFactory = (emit: (frame: AgentEvent) => void) => ApprovalGate;
 
 /** What a run does once it may execute: the agent, or a conversation turn around it. */
 export interface RunJob {
@@ -126,15 +122,6 @@ export class RunService {
       this.renewing = this.renewing.then(() => this.keepLeases());
     }, Math.max(50, Math.floor(options.leaseMs / 3)));
     this.leaseTimer.unref();
-  }
-
-  /** The store and the bus underneath, for tests; callers follow runs through follow(). */
-  get store(): RunRepository {
-    return this.options.store;
-  }
-
-  get bus(): RunEventBus {
-    return this.options.bus;
   }
 
   /** Runs queued or executing in this process. */
@@ -228,10 +215,12 @@ export class RunService {
     return this.options.store.eventTextAfter(runId, seq);
   }
 
-  /** The data of an ended run's last event (its `done` or `error`). */
-  async lastEvent(run: RunRecord): Promise<string | undefined> {
+  /** An ended run's last event (its `done` or `error`); undefined when it has none. */
+  async lastEvent(run: RunRecord): Promise<RunEndEvent | undefined> {
     const [last] = await this.options.store.eventsAfter(run.id, run.lastEventId - 1, 1);
-    return last?.data;
+    // Stored by this service: small, and JSON it wrote itself.
+    const parsed = last === undefined ? undefined : RunEndEvent.safeParse(JSON.parse(last.data));
+    return parsed?.success ? parsed.data : undefined;
   }
 
   list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunRecord[]; total: number }> {
@@ -260,7 +249,7 @@ export class RunService {
       execution.controller.abort(new Error(RUN_CANCELLED));
       return execution.finished;
     }
-    const ended = await this.end(run.id, cancelledEnd(), NO_USAGE);
+    const ended = await this.end(run.id, cancelledEnd(), emptyUsage());
     if (!ended) throw new RunAlreadyEndedError();
     return ended;
   }
@@ -394,7 +383,7 @@ export class RunService {
       this.options.metrics?.runStarted(run.agentType);
       if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
       log.debug({ agent: run.agentType }, 'run started');
-      const emit = (frame: RunFrame): void => events.emit(frame);
+      const emit = (frame: AgentEvent): void => events.emit(frame);
       const result = await job.execute({
         signal,
         emit,
@@ -414,17 +403,7 @@ export class RunService {
     // Never throws: a failed snapshot is recorded with the checkpoint, not with the run.
     await checkpoint?.finish();
     await events.flushed();
-    const ended = await this.end(
-      run.id,
-      end,
-      {
-        modelCalls: usage.model_calls,
-        toolCalls: Math.max(usage.tool_calls, events.toolCalls),
-        inputTokens: usage.input_tokens,
-        outputTokens: usage.output_tokens,
-      },
-      log,
-    );
+    const ended = await this.end(run.id, end, { ...usage, tool_calls: Math.max(usage.tool_calls, events.toolCalls) }, log);
     log.info({ agent: run.agentType, status: end.status, ...(end.error === null ? {} : { error: end.error }) }, 'run ended');
     return ended ?? (await this.options.store.findRun(run.id).catch(() => undefined)) ?? run;
   }
@@ -456,8 +435,6 @@ class RepeatedRun {
   constructor(readonly run: RunRecord) {}
 }
 
-const NO_USAGE: RunUsage = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The place a run asked for before it was stored, when it will not run after all. */
@@ -484,7 +461,7 @@ interface Ending {
   status: EndStatus;
   response: string | null;
   error: string | null;
-  final: RunFrame;
+  final: RunEndEvent;
 }
 
 const errorEnd = (status: EndStatus, message: string): Ending => ({ status, response: null, error: message, final: { event: 'error', error_message: message } });

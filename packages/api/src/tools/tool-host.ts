@@ -1,3 +1,4 @@
+import { GitlinkGuard } from './sandbox/gitlink-guard.js';
 import { SandboxProbes } from './sandbox/launcher.js';
 import { RepositoryCensus } from './sandbox/repository-census.js';
 import { Toolchains } from './sandbox/tool-sandbox.js';
@@ -5,10 +6,10 @@ import { SearchBackendChoice } from './search/select.js';
 
 /**
  * What the tools learn of this machine once and then trust: whether the sandbox works here (and
- * its network), where the toolchains it shows live, which search backend runs unconfined, and the
- * git repositories under the allowed paths as the service last saw them.
- * Built at start-up by the composition root (services.ts), never kept in module scope: each
- * service, and each test, has its own.
+ * its network), where the toolchains it shows live, which search backend runs unconfined, the
+ * git repositories under the allowed paths as the service last saw them, and the gitlinks it took
+ * out of their indexes. Built at start-up by the composition root (services.ts), never kept in
+ * module scope: each service, and each test, has its own, for its whole life.
  */
 export interface ToolHost {
   sandboxes: SandboxProbes;
@@ -16,6 +17,11 @@ export interface ToolHost {
   searchBackend: SearchBackendChoice;
   /** The census `bash` checks every repository against after each command; the file tools' hard-link refusal reads it. */
   repositories: RepositoryCensus;
+  /**
+   * `bash` has it check the indexes around each command. Its worker threads start with the first
+   * check; the composition root closes them at shutdown.
+   */
+  gitlinks: GitlinkGuard;
 }
 
 export const createToolHost = (): ToolHost => ({
@@ -23,4 +29,5 @@ export const createToolHost = (): ToolHost => ({
   toolchains: new Toolchains(),
   searchBackend: new SearchBackendChoice(),
   repositories: new RepositoryCensus(),
+  gitlinks: new GitlinkGuard(),
 });

@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import type { Settings } from '../settings.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 import type { Log } from '../util/log.js';
-import type { GitlinkGuard } from './sandbox/gitlink-guard.js';
 import type { PathSandbox } from './sandbox/paths.js';
 import type { ToolHost } from './tool-host.js';
 
@@ -56,9 +55,7 @@ export interface ToolContext {
   workingDir: string;
   sandbox: PathSandbox;
   settings: ToolSettings;
-  /** The service's gitlink guard: `bash` has it check the indexes around each command. */
-  gitlinks: GitlinkGuard;
-  /** What the service found of this machine at start-up: the sandbox, the toolchains, the search backend. */
+  /** What the service found of this machine at start-up: the sandbox, the toolchains, the search backend, the gitlink guard. */
   host: ToolHost;
   /** Aborted when the run is cancelled (client gone, timeout): tools stop and kill their children. */
   signal: AbortSignal;

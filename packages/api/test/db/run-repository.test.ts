@@ -11,7 +11,7 @@ const DAY_AGO = (now: Date) => new Date(now.getTime() - 24 * 3_600_000);
 const SUCCEEDED = { status: 'succeeded', response: null, error: null } as const;
 /** Conversations a user may have: more than any test makes. */
 const NO_LIMIT = { max: 1000, activeSince: null };
-const NO_USAGE = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+const NO_USAGE = { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 };
 const ENDING = { error: 'Run interrupted: the service stopped', eventData: '{"event":"error","error_message":"Run interrupted: the service stopped"}' };
 
 describe.each(DIALECTS)('run repository on %s', (dialect) => {
@@ -129,10 +129,10 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
 
   it('adds the usage to the counters when the run ends, once', async () => {
     const run = await create({ status: 'running' });
-    const usage = { modelCalls: 30, toolCalls: 2, inputTokens: 3000, outputTokens: 210 };
+    const usage = { model_calls: 30, tool_calls: 2, input_tokens: 3000, output_tokens: 210 };
     await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, usage);
     expect(await runs.endRun(run.id, '{"event":"done"}', T0, SUCCEEDED, usage)).toBeUndefined();
-    expect(await runs.findRun(run.id)).toMatchObject({ status: 'succeeded', endedAt: T0, leaseOwner: null, ...usage });
+    expect(await runs.findRun(run.id)).toMatchObject({ status: 'succeeded', endedAt: T0, leaseOwner: null, modelCalls: 30, toolCalls: 2, inputTokens: 3000, outputTokens: 210 });
   });
 
   it('numbers events 1, 2, 3 … without gaps under 50 concurrent appends, keeping their text exactly', async () => {

@@ -46,8 +46,8 @@ describe.each<Provider>(['ollama', 'openai'])('model client on %s', (provider) =
       expect(response.text).toBe('The file exports one function.');
       expect(response.toolCalls).toEqual([]);
       expect(response.finishReason).toBe('stop');
-      expect(response.usage.inputTokens).toBeGreaterThan(0);
-      expect(response.usage.outputTokens).toBeGreaterThan(0);
+      expect(response.usage.input_tokens).toBeGreaterThan(0);
+      expect(response.usage.output_tokens).toBeGreaterThan(0);
       expect(runtime.requests[0]?.stream).toBe(false);
     });
 
@@ -185,7 +185,7 @@ describe.each<Provider>(['ollama', 'openai'])('model client on %s', (provider) =
       ]);
       const finish = parts.at(-1);
       expect(finish?.type === 'finish' && finish.response).toMatchObject({ text: 'Reading both.', finishReason: 'tool-calls', toolCalls: calls });
-      expect(finish?.type === 'finish' && finish.response.usage.outputTokens).toBeGreaterThan(0);
+      expect(finish?.type === 'finish' && finish.response.usage.output_tokens).toBeGreaterThan(0);
     });
 
     it('closes the connection when the consumer stops reading', async () => {

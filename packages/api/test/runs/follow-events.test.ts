@@ -9,7 +9,7 @@ import { parseEventFrames } from '../support/run-events.js';
 const T0 = new Date('2026-02-01T10:00:00.000Z');
 const chunk = (n: number): string => `{"event":"chunk","data":"part ${n} "}`;
 const DONE = '{"event":"done","mode":"default"}';
-const NO_USAGE = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+const NO_USAGE = { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 };
 
 /**
  * The follower behind GET /runs/{id}/events against a real store, with the in-process bus. The bus

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { afterAll } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { openServices, type Services } from '../../src/services.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
@@ -48,6 +49,7 @@ function modelEnv(model: TestAppOptions['model']): Record<string, string> {
  * Each app still has its own workdir, so the repository census of one never meets another's.
  */
 const sharedToolHost: ToolHost = createToolHost();
+afterAll(() => sharedToolHost.gitlinks.close());
 
 /** The real application on a real database, with dependency probes that need no network. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {

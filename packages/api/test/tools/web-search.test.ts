@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PathSandbox } from '../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
 import { webSearchTool } from '../../src/tools/web-search.js';
-import { testGitlinkGuard, testSettings } from './workspace.js';
+import { testSettings } from './workspace.js';
 import { createToolHost } from '../../src/tools/tool-host.js';
 
 let fake: FakeSearxng;
@@ -24,7 +24,6 @@ function contextFor(settings: Partial<ToolSettings> = {}, signal = new AbortCont
   return {
     workingDir: tmpdir(),
     sandbox: new PathSandbox([tmpdir()]),
-    gitlinks: testGitlinkGuard,
     settings: { ...testSettings, searchEngineUrl: fake.url, ...fastRetries, ...settings },
     host: createToolHost(),
     signal,

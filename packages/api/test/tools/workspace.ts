@@ -4,15 +4,11 @@ import { mkdir, mkdtemp, realpath, rm, utimes, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PathSandbox } from '../../src/tools/sandbox/paths.js';
-import { GitlinkGuard } from '../../src/tools/sandbox/gitlink-guard.js';
 import type { ToolContext, ToolSettings } from '../../src/tools/tool.js';
 import { createToolHost } from '../../src/tools/tool-host.js';
 
-/** One per test file, as one per service: the sandbox is probed once, not on every call. */
+/** One per test file, as one per service: the sandbox is probed once, not on every call, and one gitlink guard remembers. */
 const host = createToolHost();
-
-/** One guard for the tests of a file, as the service has one for its life. */
-export const testGitlinkGuard = new GitlinkGuard();
 
 export const testSettings: ToolSettings = {
   toolTimeoutSeconds: 120,
@@ -68,7 +64,6 @@ export async function createWorkspace(): Promise<Workspace> {
     context: ({ settings, ...rest } = {}) => ({
       workingDir: root,
       sandbox,
-      gitlinks: testGitlinkGuard,
       settings: { ...testSettings, ...settings },
       host,
       signal: new AbortController().signal,

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import {
   ErrorResponse,
   IdempotencyHeaders,
@@ -8,6 +7,7 @@ import {
   RunEventsQuery,
   RunListResponse,
   RunParams,
+  RunEvent,
   RunResponse,
   StartRunRequest,
   ValidationErrorResponse,
@@ -109,7 +109,7 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
         headers: RunEventsHeaders,
         produces: ['text/event-stream'],
         response: {
-          200: { description: 'text/event-stream of stored run events', content: { 'text/event-stream': { schema: z.string() } } },
+          200: { description: 'text/event-stream of RunEvent, ending with DoneEvent, TurnDoneEvent or ErrorEvent', content: { 'text/event-stream': { schema: RunEvent } } },
           ...ownedErrors,
           422: ValidationErrorResponse,
         },

@@ -126,9 +126,9 @@ export interface GitlinkGuardOptions {
 }
 
 /**
- * The service's one guard (built by services.ts at start-up): the worker pool, the cache of the
- * gitlinks each index had, and the ledger of those taken out. `watch` before each `bash` command,
- * `check` on what it returns after.
+ * The service's one guard (in the ToolHost services.ts builds at start-up): the worker pool, the
+ * cache of the gitlinks each index had, and the ledger of those taken out. `watch` before each
+ * `bash` command, `check` on what it returns after.
  */
 export class GitlinkGuard {
   private readonly cache = new Map<string, { fingerprint: string; gitlinks: ReadonlySet<string> }>();

@@ -112,7 +112,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const snapshot = ProtectedSnapshot.take(protectedPaths);
   // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
   // and for changes to the other repositories under the allowed paths.
-  const gitlinks = tool === 'bash' ? await context.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
+  const gitlinks = tool === 'bash' ? await context.host.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
   const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
   let result: RunResult | undefined;
   let runError: unknown;

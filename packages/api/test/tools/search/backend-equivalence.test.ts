@@ -8,7 +8,7 @@ import { createGrepContentTool } from '../../../src/tools/grep-content.js';
 import { PathSandbox } from '../../../src/tools/sandbox/paths.js';
 import { javascriptBackend } from '../../../src/tools/search/javascript.js';
 import type { ToolContext, ToolResult } from '../../../src/tools/tool.js';
-import { testGitlinkGuard, testSettings } from '../workspace.js';
+import { testSettings } from '../workspace.js';
 import { ripgrepBackend } from './backends.js';
 import { createToolHost } from '../../../src/tools/tool-host.js';
 
@@ -90,7 +90,6 @@ beforeAll(async () => {
   context = {
     workingDir: project(),
     sandbox: new PathSandbox([join(base, 'project'), join(base, 'plain')]),
-    gitlinks: testGitlinkGuard,
     settings: testSettings,
     host: createToolHost(),
     signal: new AbortController().signal,

@@ -7,7 +7,7 @@ import { bashTool } from '../../../../src/tools/bash.js';
 import { detectSandbox, type SandboxAvailability } from '../../../../src/tools/sandbox/launcher.js';
 import { bashNetwork, hostNetworkWarning } from '../../../../src/tools/sandbox/network-reach.js';
 import type { Project } from '../support/project.js';
-import { testGitlinkGuard, testSettings, testToolHost } from '../support/project.js';
+import { testSettings, testToolHost } from '../support/project.js';
 import { callTool, createArena, createTemplate, MARKER, type Arena } from './support.js';
 
 /*
@@ -153,7 +153,6 @@ describe('bash with SANDBOX_NETWORK=true and slirp4netns: a network of its own',
     const running = bashTool.execute(bashTool.parameters.parse(python(`import time\ntime.sleep(30)`)), {
       workingDir: arena.root,
       sandbox: arena.sandbox,
-      gitlinks: testGitlinkGuard,
       settings: testSettings({ sandboxNetwork: true }),
       host: testToolHost,
       signal: controller.signal,

@@ -13,7 +13,7 @@ import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
 import type { Tool, ToolResult, ToolSettings } from '../../../../src/tools/tool.js';
 import { writeFileTool } from '../../../../src/tools/write-file.js';
 import { testEnv } from '../support/invocations.js';
-import { createProject, testGitlinkGuard, testSettings, testToolHost, type Project } from '../support/project.js';
+import { createProject, testSettings, testToolHost, type Project } from '../support/project.js';
 
 /** Marks every process a case starts on purpose, so one left behind can be found. */
 export const MARKER = `mada-redteam-${process.pid}`;
@@ -98,7 +98,6 @@ export async function callTool(
   return chosen.execute(chosen.parameters.parse(args), {
     workingDir: arena.root,
     sandbox: arena.sandbox,
-    gitlinks: testGitlinkGuard,
     settings: testSettings(settings),
     host: testToolHost,
     signal: new AbortController().signal,

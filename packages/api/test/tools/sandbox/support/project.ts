@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PathSandbox } from '../../../../src/tools/sandbox/paths.js';
 import type { ToolContext, ToolSettings } from '../../../../src/tools/tool.js';
-import { testGitlinkGuard } from '../../workspace.js';
 import { createToolHost } from '../../../../src/tools/tool-host.js';
 
 /** A temp directory holding `project/` (the allowed path: a git repository) and `outside/` (not allowed). */
@@ -28,7 +27,6 @@ const FILES: Record<string, string> = {
 
 const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', GIT_CONFIG_NOSYSTEM: '1' };
 
-export { testGitlinkGuard };
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
@@ -78,7 +76,6 @@ export function toolContext(project: Project, overrides: Partial<ToolContext> = 
   return {
     workingDir: project.root,
     sandbox: project.sandbox,
-    gitlinks: testGitlinkGuard,
     settings: testSettings(),
     host: testToolHost,
     signal: new AbortController().signal,
