@@ -72,9 +72,23 @@ interface Listed {
   stamp: Stamp;
   children: Child[];
   shape?: Shape;
+  names?: Set<string>;
 }
 
+/** The names in a listing, worked out once per listing read. */
+const namesIn = (listed: Listed | undefined): ReadonlySet<string> => (listed === undefined ? NO_NAMES : (listed.names ??= new Set(listed.children.map((child) => child.name))));
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 const sameStamp = (a: Stamp, b: Stamp): boolean => a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
+
+/**
+ * `join` for a directory the walk holds (normalized, absolute) and a name it listed (no slash, never
+ * `.` or `..`): the same string, without join's normalizing, which the profile showed per entry.
+ */
+const childPath = (dir: string, name: string): string => (dir.endsWith('/') ? dir + name : `${dir}/${name}`);
+
+/** isWithin (paths.ts) for normalized absolute paths, without its `relative`, once per walked directory. */
+const inside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
 const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
   entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
@@ -91,7 +105,7 @@ function lstatOrUndefined(path: string): Stats | undefined {
 function shapeOf(dir: string, children: readonly Child[]): Shape {
   const kinds = new Map(children.map((child) => [child.name, child.kind]));
   const laidOut = kinds.get('HEAD') === 'file' && (kinds.get('objects') === 'dir' || kinds.get('commondir') === 'file');
-  const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => join(dir, child.name));
+  const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => childPath(dir, child.name));
   const dotGit = kinds.get('.git');
   return { subdirs, laidOut, ...(dotGit === undefined ? {} : { dotGit }) };
 }
@@ -172,6 +186,7 @@ class TreeCache {
 }
 
 const isSample = (name: string): boolean => name.endsWith('.sample');
+const PROTECTED_NAMES = ['config', 'config.worktree', 'commondir'];
 
 /**
  * What of a git directory runs code or points git elsewhere: `config`, `config.worktree`,
@@ -182,10 +197,13 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
   // The git directory's listing (kept while its stat is unchanged) says which exist: making one
   // changes the directory; only those there are looked at, each by its own stat, since a write in
   // place changes the file's ctime and not the directory's.
-  const present = new Set((listed?.children ?? []).map((child) => child.name));
+  const present = namesIn(listed);
   const found = new Map<string, Seen>();
-  for (const name of ['config', 'config.worktree', 'commondir']) found.set(join(gitDir, name), present.has(name) ? cache.seen(join(gitDir, name), now) : ABSENT);
-  const hooks = join(gitDir, 'hooks');
+  for (const name of PROTECTED_NAMES) {
+    const path = childPath(gitDir, name);
+    found.set(path, present.has(name) ? cache.seen(path, now) : ABSENT);
+  }
+  const hooks = childPath(gitDir, 'hooks');
   // One lstat gives the hooks directory's entry and its listing; anything but a readable
   // directory (a link, a file, a mode that forbids listing) is looked at as any other path.
   const hooksListed = present.has('hooks') ? cache.listed(hooks, now) : undefined;
@@ -193,7 +211,11 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
     found.set(hooks, present.has('hooks') ? cache.seen(hooks, now) : ABSENT);
   } else {
     found.set(hooks, { entry: { kind: 'dir', mode: hooksListed.stamp.mode }, ctimeMs: hooksListed.stamp.ctimeMs });
-    for (const child of hooksListed.children) if (!isSample(child.name)) found.set(join(hooks, child.name), cache.seen(join(hooks, child.name), now));
+    for (const child of hooksListed.children) {
+      if (isSample(child.name)) continue;
+      const path = childPath(hooks, child.name);
+      found.set(path, cache.seen(path, now));
+    }
   }
   return found;
 }
@@ -270,7 +292,7 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     const real = target(path);
     if (real !== undefined) gitDirs.add(real);
   };
-  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => isWithin(h, path));
+  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => inside(h, path));
   const stack = [...sandbox.roots];
   const last = { at: performance.now() };
   let walked = 0;
@@ -286,7 +308,7 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     const { subdirs, dotGit, laidOut } = found.shape;
     if (laidOut) gitDirs.add(dir);
     if (dotGit !== undefined) {
-      const path = join(dir, '.git');
+      const path = childPath(dir, '.git');
       if (dotGit === 'dir') gitDirs.add(path);
       else if (dotGit === 'link') accept(path);
       else if (dotGit === 'file') accept(named(path, dir, true));
@@ -298,11 +320,11 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
   // Each git directory's listing is read once here and handed on to protectedOf.
   const listings = new Map<string, Listed | undefined>();
   const queue = [...gitDirs].map((dir) => ({ dir, depth: 0 }));
-  for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
-    const { dir, depth } = item;
+  for (let next = 0; next < queue.length; next++) {
+    const { dir, depth } = queue[next] as { dir: string; depth: number };
     const listed = cache.listed(dir, now);
     listings.set(dir, listed);
-    const present = new Set((listed?.children ?? []).map((child) => child.name));
+    const present = namesIn(listed);
     // Making a `commondir` changes the directory, so its listing says whether there is one.
     const common = present.has('commondir') ? target(named(join(dir, 'commondir'), dir, false)) : undefined;
     if (common !== undefined && !gitDirs.has(common)) {
@@ -319,6 +341,7 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
         }
       }
     }
+    await breathe(last);
   }
   return { gitDirs: listings, overCap: walked > limit.cap, complete: true, unlisted };
 }
@@ -473,7 +496,9 @@ class RepositoryGuard implements RepositoryWatch {
       const removed: string[] = [];
       const known = this.census.repositories;
       let movedFiles: Map<string, Buffer> | undefined;
+      const last = { at: performance.now() };
       for (const [gitDir, listed] of gitDirs) {
+        await breathe(last);
         const before = known.get(gitDir);
         try {
           const undone =
@@ -517,11 +542,14 @@ interface Undone {
 function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
   const restored: string[] = [];
   const current = protectedOf(cache, gitDir, now, listed);
-  for (const path of [...new Set([...before.keys(), ...current.keys()])].sort()) {
+  // Most repositories are unchanged: only the paths that differ are sorted (a directory before
+  // what is in it) and looked at further.
+  const differ = (path: string): boolean => !same(before.get(path)?.entry ?? ABSENT.entry, (current.get(path) ?? cache.seen(path, now)).entry);
+  const changed = [...current.keys(), ...[...before.keys()].filter((path) => !current.has(path))].filter(differ);
+  for (const path of changed.sort()) {
     if (handled.some((other) => isWithin(other, path))) continue;
     const was = before.get(path)?.entry ?? { kind: 'absent' };
     const is = current.get(path) ?? cache.seen(path, now);
-    if (same(was, is.entry)) continue;
     // A removal shows in the directory's ctime, anything else in the entry's own.
     const changedAt = is.entry.kind === 'absent' ? cache.seen(dirname(path), now).ctimeMs : is.ctimeMs;
     if (changedAt < since) continue; // the user's change, made before any running command started
