@@ -57,6 +57,8 @@ async function runTrue(context: ToolContext, sandboxed: boolean): Promise<void> 
 
 /** What `bash` adds around each command for the repositories under the allowed paths (repository-census.ts). */
 async function censused(context: ToolContext, command: () => Promise<void>): Promise<void> {
+  const refusal = await context.host.repositories.admit(context.sandbox);
+  if (refusal !== undefined) throw new Error(refusal);
   const guard = await context.host.repositories.watch(context.sandbox);
   await command().finally(async () => {
     const report = await guard.check([]);
@@ -97,7 +99,8 @@ async function treeCosts(label: string, fill: (root: string) => void): Promise<B
     const first = performance.now();
     await host.repositories.watch(sandboxed.sandbox).then((guard) => guard.check([]));
     const firstMs = performance.now() - first;
-    const census = await interleavedMediansMs(() => undefined, () => censused(sandboxed, () => Promise.resolve()), 31);
+    // A check takes a few milliseconds, so many more of them: a median of 31 moved with each burst of other work.
+    const census = await interleavedMediansMs(() => undefined, () => censused(sandboxed, () => Promise.resolve()), 301);
     const bare = await interleavedMediansMs(() => runTrue(open, false), () => censused(sandboxed, () => runTrue(sandboxed, true)), 31);
     return [
       overhead(`repository census per bash command, ${label}`, 'nothing', census.baselineMs, census.subjectMs, 1, 5, `the first command's walk of the tree: ${firstMs.toFixed(1)} ms`),

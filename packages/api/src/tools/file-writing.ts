@@ -49,7 +49,10 @@ export async function writeRealFile(path: string, content: string, context: Tool
   try {
     const stats = await handle.stat();
     // Every repository under the allowed paths, not only the ones around the working directory.
-    const protectedFiles = stats.nlink > 1 ? [...protectedPathsFor(context, context.workingDir), ...(await context.host.repositories.knownFiles(context.sandbox))] : [];
+    const known = stats.nlink > 1 ? await context.host.repositories.knownFiles(context.sandbox) : [];
+    // A census that stopped at its cap does not know every repository's files: any of them may be this one.
+    if (known === undefined) throw new ToolError(`Refusing to write ${path}: it has another name (hard link), and the tree under the allowed paths is too big to tell whether that is a git repository's hooks or configuration`);
+    const protectedFiles = stats.nlink > 1 ? [...protectedPathsFor(context, context.workingDir), ...known] : [];
     const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedFiles) : undefined;
     if (target !== undefined) throw new ToolError(`Refusing to write ${path}: it is another name (hard link) of the protected file ${target}`);
     await handle.truncate(0);

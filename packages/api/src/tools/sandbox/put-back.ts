@@ -35,5 +35,5 @@ export async function putBack(
   return { restored: [...restored, ...census.restored], census, gitlinkReport };
 }
 
-const NOTHING_IN_CENSUS: CensusReport = { restored: [], removed: [], truncated: false };
+const NOTHING_IN_CENSUS: CensusReport = { restored: [], removed: [], overCap: false, maxDirectories: 0 };
 const NOTHING_IN_GITLINKS: GitlinkReport = { removed: [], unreadable: [], headMoved: [] };

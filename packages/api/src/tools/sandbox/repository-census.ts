@@ -21,12 +21,17 @@ import { put, same, type Entry } from './protected-snapshot.js';
  * What changed during the command is told from what changed before it by ctime, which no process
  * can set: a change older than the earliest command still running is the user's, taken as it is.
  * The tree is walked by directory, and a directory's listing is kept while its ctime is unchanged,
- * so a command that makes no directory pays one lstat per directory of the tree.
+ * so a command that makes no directory pays one lstat per directory of the tree, and three per
+ * repository (its git directory, `config`, `hooks`) plus one per hook that is not a sample.
+ *
+ * A tree bigger than the cap fails closed: the first census stops at the cap and `bash` is refused
+ * there (admit); the check after a command walks the whole tree whatever its size, so nothing a
+ * command planted past the cap is missed, and then `bash` is refused until the tree is back under it.
  */
 
 /** A ctime within this of a moment may belong to a change made just after it (coarse clocks). */
 const CLOCK_TICK_MS = 50;
-/** Directories walked per census at most; a bigger tree is not walked further (see the README). */
+/** Directories under one set of allowed paths that `bash` runs in at most (see the README). */
 const MAX_DIRECTORIES = 200_000;
 const MAX_CACHED_LISTINGS = 400_000;
 /** Hooks and configs bigger than this are compared by stat only and cannot be put back. */
@@ -58,9 +63,32 @@ interface Stamp {
   ino: number;
   mtimeMs: number;
   ctimeMs: number;
+  /** Not compared: a chmod changes the ctime. */
+  mode: number;
 }
 
+/** A directory as listed: its stamp, its entries and, once worked out, what the walk needs of them. */
+interface Listed {
+  stamp: Stamp;
+  children: Child[];
+  shape?: Shape;
+  names?: Set<string>;
+}
+
+/** The names in a listing, worked out once per listing read. */
+const namesIn = (listed: Listed | undefined): ReadonlySet<string> => (listed === undefined ? NO_NAMES : (listed.names ??= new Set(listed.children.map((child) => child.name))));
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 const sameStamp = (a: Stamp, b: Stamp): boolean => a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
+
+/**
+ * `join` for a directory the walk holds (normalized, absolute) and a name it listed (no slash, never
+ * `.` or `..`): the same string, without join's normalizing, which the profile showed per entry.
+ */
+const childPath = (dir: string, name: string): string => (dir.endsWith('/') ? dir + name : `${dir}/${name}`);
+
+/** isWithin (paths.ts) for normalized absolute paths, without its `relative`, once per walked directory. */
+const inside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
 const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
   entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
@@ -77,7 +105,7 @@ function lstatOrUndefined(path: string): Stats | undefined {
 function shapeOf(dir: string, children: readonly Child[]): Shape {
   const kinds = new Map(children.map((child) => [child.name, child.kind]));
   const laidOut = kinds.get('HEAD') === 'file' && (kinds.get('objects') === 'dir' || kinds.get('commondir') === 'file');
-  const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => join(dir, child.name));
+  const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => childPath(dir, child.name));
   const dotGit = kinds.get('.git');
   return { subdirs, laidOut, ...(dotGit === undefined ? {} : { dotGit }) };
 }
@@ -99,19 +127,19 @@ const ABSENT: Seen = { entry: { kind: 'absent' }, ctimeMs: 0 };
  * enough to trust): what makes a command that changes nothing cost one lstat per directory.
  */
 class TreeCache {
-  private readonly listings = new Map<string, { stamp: Stamp; children: Child[]; shape?: Shape }>();
+  private readonly listings = new Map<string, Listed>();
   private readonly contents = new Map<string, { stamp: string; content: Buffer }>();
 
   /**
    * A directory's entries. The plain (not bigint) stat: microsecond times are enough beside the
    * tick, and it costs less.
    */
-  listed(dir: string, now: number): { stamp: Stamp; children: Child[]; shape?: Shape } | undefined {
+  listed(dir: string, now: number): Listed | undefined {
     const stats = lstatOrUndefined(dir);
     if (stats === undefined || !stats.isDirectory()) return undefined;
     const cached = this.listings.get(dir);
     if (cached !== undefined && sameStamp(cached.stamp, stats)) return cached;
-    const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
+    const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, mode: stats.mode & 0o7777 };
     let children: Child[];
     try {
       children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
@@ -158,21 +186,36 @@ class TreeCache {
 }
 
 const isSample = (name: string): boolean => name.endsWith('.sample');
+const PROTECTED_NAMES = ['config', 'config.worktree', 'commondir'];
 
 /**
  * What of a git directory runs code or points git elsewhere: `config`, `config.worktree`,
  * `commondir`, `hooks` and each hook in it (git's `*.sample` files never run, so they are left out:
  * renaming one into place is a new hook).
  */
-function protectedOf(cache: TreeCache, gitDir: string, now: number): Map<string, Seen> {
+function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: Listed | undefined = cache.listed(gitDir, now)): Map<string, Seen> {
   // The git directory's listing (kept while its stat is unchanged) says which exist: making one
-  // changes the directory; only those there are looked at, since a write in place does not.
-  const present = new Set((cache.listing(gitDir, now) ?? []).map((child) => child.name));
+  // changes the directory; only those there are looked at, each by its own stat, since a write in
+  // place changes the file's ctime and not the directory's.
+  const present = namesIn(listed);
   const found = new Map<string, Seen>();
-  for (const name of ['config', 'config.worktree', 'commondir', 'hooks']) found.set(join(gitDir, name), present.has(name) ? cache.seen(join(gitDir, name), now) : ABSENT);
-  const hooks = join(gitDir, 'hooks');
-  if (found.get(hooks)?.entry.kind === 'dir') {
-    for (const child of cache.listing(hooks, now) ?? []) if (!isSample(child.name)) found.set(join(hooks, child.name), cache.seen(join(hooks, child.name), now));
+  for (const name of PROTECTED_NAMES) {
+    const path = childPath(gitDir, name);
+    found.set(path, present.has(name) ? cache.seen(path, now) : ABSENT);
+  }
+  const hooks = childPath(gitDir, 'hooks');
+  // One lstat gives the hooks directory's entry and its listing; anything but a readable
+  // directory (a link, a file, a mode that forbids listing) is looked at as any other path.
+  const hooksListed = present.has('hooks') ? cache.listed(hooks, now) : undefined;
+  if (hooksListed === undefined) {
+    found.set(hooks, present.has('hooks') ? cache.seen(hooks, now) : ABSENT);
+  } else {
+    found.set(hooks, { entry: { kind: 'dir', mode: hooksListed.stamp.mode }, ctimeMs: hooksListed.stamp.ctimeMs });
+    for (const child of hooksListed.children) {
+      if (isSample(child.name)) continue;
+      const path = childPath(hooks, child.name);
+      found.set(path, cache.seen(path, now));
+    }
   }
   return found;
 }
@@ -198,8 +241,10 @@ function named(file: string, base: string, gitdirLine: boolean): string | undefi
 interface Census {
   /** Real paths of the git directories found, and what each one's protected files were. */
   repositories: Map<string, Map<string, Seen>>;
-  /** The walk stopped at MAX_DIRECTORIES. */
-  truncated: boolean;
+  /** The tree had more directories than the cap when last walked: `bash` is refused there. */
+  overCap: boolean;
+  /** Every directory was walked (a census stopped at the cap is not: the file tools refuse hard links then). */
+  complete: boolean;
 }
 
 const keyOf = (sandbox: PathSandbox): string => `${sandbox.roots.join('\0')}\n${sandbox.hiddenPaths.join('\0')}`;
@@ -218,13 +263,24 @@ async function breathe(last: { at: number }): Promise<void> {
  * allowed paths and not hidden (a `gitdir:` may name DATA_DIR, which the command cannot write).
  */
 interface Found {
-  gitDirs: Set<string>;
-  truncated: boolean;
+  /** Each git directory found, with its listing when it could be read. */
+  gitDirs: Map<string, Listed | undefined>;
+  /** More directories than `limit` were walked (the walk stopped there when the limit stops it). */
+  overCap: boolean;
+  /** Every directory was walked. */
+  complete: boolean;
   /** Directories that could not be listed (a service that is not root meets a mode the command set). */
   unlisted: string[];
 }
 
-async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: number): Promise<Found> {
+interface WalkLimit {
+  /** Directories above which the tree is over the cap. */
+  cap: number;
+  /** Stop at the cap (the first census) rather than walk on (the check after a command). */
+  stop: boolean;
+}
+
+async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: number, limit: WalkLimit): Promise<Found> {
   const unlisted: string[] = [];
   const gitDirs = new Set<string>();
   /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
@@ -236,12 +292,12 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     const real = target(path);
     if (real !== undefined) gitDirs.add(real);
   };
-  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => isWithin(h, path));
+  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => inside(h, path));
   const stack = [...sandbox.roots];
   const last = { at: performance.now() };
   let walked = 0;
   while (stack.length > 0) {
-    if (++walked > MAX_DIRECTORIES) return { gitDirs, truncated: true, unlisted };
+    if (++walked > limit.cap && limit.stop) return { gitDirs: new Map([...gitDirs].map((dir) => [dir, undefined])), overCap: true, complete: false, unlisted };
     const dir = stack.pop() as string;
     const found = cache.listed(dir, now);
     if (found === undefined) {
@@ -252,7 +308,7 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     const { subdirs, dotGit, laidOut } = found.shape;
     if (laidOut) gitDirs.add(dir);
     if (dotGit !== undefined) {
-      const path = join(dir, '.git');
+      const path = childPath(dir, '.git');
       if (dotGit === 'dir') gitDirs.add(path);
       else if (dotGit === 'link') accept(path);
       else if (dotGit === 'file') accept(named(path, dir, true));
@@ -261,16 +317,21 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     await breathe(last);
   }
   // What the found ones lead to: their common directory, submodules and worktrees.
+  // Each git directory's listing is read once here and handed on to protectedOf.
+  const listings = new Map<string, Listed | undefined>();
   const queue = [...gitDirs].map((dir) => ({ dir, depth: 0 }));
-  for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
-    const { dir, depth } = item;
-    const common = target(named(join(dir, 'commondir'), dir, false));
+  for (let next = 0; next < queue.length; next++) {
+    const { dir, depth } = queue[next] as { dir: string; depth: number };
+    const listed = cache.listed(dir, now);
+    listings.set(dir, listed);
+    const present = namesIn(listed);
+    // Making a `commondir` changes the directory, so its listing says whether there is one.
+    const common = present.has('commondir') ? target(named(join(dir, 'commondir'), dir, false)) : undefined;
     if (common !== undefined && !gitDirs.has(common)) {
       gitDirs.add(common);
       queue.push({ dir: common, depth: depth + 1 });
     }
     if (depth >= MAX_NESTED_DEPTH) continue;
-    const present = new Set((cache.listing(dir, now) ?? []).map((child) => child.name));
     for (const nested of ['modules', 'worktrees'].filter((name) => present.has(name))) {
       for (const child of cache.listing(join(dir, nested), now) ?? []) {
         const path = join(dir, nested, child.name);
@@ -280,13 +341,14 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
         }
       }
     }
+    await breathe(last);
   }
-  return { gitDirs, truncated: false, unlisted };
+  return { gitDirs: listings, overCap: walked > limit.cap, complete: true, unlisted };
 }
 
-async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number): Promise<Census> {
-  const { gitDirs, truncated } = await findGitDirectories(cache, sandbox, now);
-  return { repositories: new Map([...gitDirs].map((gitDir) => [gitDir, protectedOf(cache, gitDir, now)])), truncated };
+async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, cap: number): Promise<Census> {
+  const { gitDirs, overCap, complete } = await findGitDirectories(cache, sandbox, now, { cap, stop: true });
+  return { repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed)])), overCap, complete };
 }
 
 export interface CensusReport {
@@ -294,8 +356,15 @@ export interface CensusReport {
   restored: string[];
   /** What was taken out of repositories new since the census: `<config> (<keys>)`, `<hook>`. */
   removed: string[];
-  /** Set when the tree has more directories than are walked. */
-  truncated: boolean;
+  /** Set when the tree has more directories than the cap: it was walked whole, and `bash` is refused there from now on. */
+  overCap: boolean;
+  /** The cap, for the note. */
+  maxDirectories: number;
+}
+
+export interface RepositoryCensusOptions {
+  /** Directories under one set of allowed paths that `bash` runs in at most (MAX_DIRECTORIES; smaller in tests). */
+  maxDirectories?: number;
 }
 
 /**
@@ -309,6 +378,21 @@ export class RepositoryCensus {
   /** Start times of the `bash` commands running now: a change after the earliest may be theirs. */
   private readonly running = new Map<symbol, number>();
   private readonly cache = new TreeCache();
+  private readonly maxDirectories: number;
+
+  constructor(options: RepositoryCensusOptions = {}) {
+    this.maxDirectories = options.maxDirectories ?? MAX_DIRECTORIES;
+  }
+
+  /**
+   * Before a `bash` command: the refusal to give when the tree under its allowed paths has more
+   * directories than the cap, undefined when it may run. A tree found over the cap is walked again
+   * (up to the cap) each time, so removing directories lets `bash` run again.
+   */
+  async admit(sandbox: PathSandbox): Promise<string | undefined> {
+    if (!(await this.currentCensus(sandbox)).overCap) return undefined;
+    return `Refusing to run bash: there are more than ${this.maxDirectories} directories under the allowed paths, too many to check every git repository in them for planted hooks and settings after each command; remove directories or narrow ALLOWED_PATHS`;
+  }
 
   /**
    * Before a `bash` command: its view of the repositories under its allowed paths (the tree is
@@ -318,15 +402,16 @@ export class RepositoryCensus {
     const census = await this.censusOf(sandbox);
     const token = Symbol('bash command');
     this.running.set(token, Date.now());
-    return new RepositoryGuard(this.cache, sandbox, census, () => Math.min(...this.running.values()), () => this.running.delete(token));
+    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, () => Math.min(...this.running.values()), () => this.running.delete(token));
   }
 
   /**
    * The config and hook files of every repository under the allowed paths as last seen: the file
    * tools refuse a second name (hard link) of any of them.
    */
-  async knownFiles(sandbox: PathSandbox): Promise<string[]> {
-    const census = await this.censusOf(sandbox);
+  async knownFiles(sandbox: PathSandbox): Promise<string[] | undefined> {
+    const census = await this.currentCensus(sandbox);
+    if (!census.complete) return undefined;
     return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => path));
   }
 
@@ -336,12 +421,25 @@ export class RepositoryCensus {
     this.cache.clear();
   }
 
+  /**
+   * The census of these allowed paths, taken again from scratch if the tree was over the cap when
+   * last walked: bash has been refused there since (and the command that made it that big had
+   * everything checked after it), so what is found is the user's.
+   */
+  private async currentCensus(sandbox: PathSandbox): Promise<Census> {
+    const key = keyOf(sandbox);
+    const last = this.censuses.get(key);
+    const overCap = last === undefined ? false : await last.then((census) => census.overCap, () => false);
+    if (overCap && this.censuses.get(key) === last) this.censuses.delete(key);
+    return this.censusOf(sandbox);
+  }
+
   /** The census of these allowed paths, taken now if there is none yet (everything found is trusted then). */
   private censusOf(sandbox: PathSandbox): Promise<Census> {
     const key = keyOf(sandbox);
     let census = this.censuses.get(key);
     if (census === undefined) {
-      census = takeCensus(this.cache, sandbox, Date.now());
+      census = takeCensus(this.cache, sandbox, Date.now(), this.maxDirectories);
       this.censuses.set(key, census);
       census.catch(() => this.censuses.delete(key));
     }
@@ -364,6 +462,7 @@ class RepositoryGuard implements RepositoryWatch {
     private readonly cache: TreeCache,
     private readonly sandbox: PathSandbox,
     private readonly census: Census,
+    private readonly maxDirectories: number,
     /** When the earliest `bash` command still running started (this one included). */
     private readonly earliestStart: () => number,
     private readonly finished: () => void,
@@ -375,7 +474,9 @@ class RepositoryGuard implements RepositoryWatch {
       const since = this.earliestStart() - CLOCK_TICK_MS;
       const now = Date.now();
       const restored: string[] = [];
-      let found = await findGitDirectories(cache, this.sandbox, now);
+      // Walked whole, past the cap: a command that made the tree that big cannot hide a hook past it.
+      const limit = { cap: this.maxDirectories, stop: false };
+      let found = await findGitDirectories(cache, this.sandbox, now, limit);
       // A directory the command made unreadable (`chmod 0111`: git still enters it, a listing
       // cannot) is made readable again and the walk repeated, so nothing hides below it.
       for (let pass = 0; pass < 3 && found.unlisted.length > 0; pass++) {
@@ -389,16 +490,19 @@ class RepositoryGuard implements RepositoryWatch {
           }
         }
         if (locked.length === 0) break;
-        found = await findGitDirectories(cache, this.sandbox, now);
+        found = await findGitDirectories(cache, this.sandbox, now, limit);
       }
-      const { gitDirs, truncated } = found;
+      const { gitDirs, overCap } = found;
       const removed: string[] = [];
       const known = this.census.repositories;
-      const movedFiles = filesById(known);
-      for (const gitDir of gitDirs) {
+      let movedFiles: Map<string, Buffer> | undefined;
+      const last = { at: performance.now() };
+      for (const [gitDir, listed] of gitDirs) {
+        await breathe(last);
         const before = known.get(gitDir);
         try {
-          const undone = before === undefined ? cleanNew(cache, gitDir, movedFiles, this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, since, now);
+          const undone =
+            before === undefined ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, since, now, listed);
           (before === undefined ? removed : restored).push(...undone.paths);
           known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now()));
         } catch (error) {
@@ -408,8 +512,9 @@ class RepositoryGuard implements RepositoryWatch {
       }
       // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
       for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
-      this.census.truncated = truncated;
-      return { restored: restored.sort(), removed: removed.sort(), truncated };
+      this.census.overCap = overCap;
+      this.census.complete = true;
+      return { restored: restored.sort(), removed: removed.sort(), overCap, maxDirectories: this.maxDirectories };
     } finally {
       this.finished();
     }
@@ -434,14 +539,17 @@ interface Undone {
   current: Map<string, Seen>;
 }
 
-function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number): Undone {
+function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
   const restored: string[] = [];
-  const current = protectedOf(cache, gitDir, now);
-  for (const path of [...new Set([...before.keys(), ...current.keys()])].sort()) {
+  const current = protectedOf(cache, gitDir, now, listed);
+  // Most repositories are unchanged: only the paths that differ are sorted (a directory before
+  // what is in it) and looked at further.
+  const differ = (path: string): boolean => !same(before.get(path)?.entry ?? ABSENT.entry, (current.get(path) ?? cache.seen(path, now)).entry);
+  const changed = [...current.keys(), ...[...before.keys()].filter((path) => !current.has(path))].filter(differ);
+  for (const path of changed.sort()) {
     if (handled.some((other) => isWithin(other, path))) continue;
     const was = before.get(path)?.entry ?? { kind: 'absent' };
     const is = current.get(path) ?? cache.seen(path, now);
-    if (same(was, is.entry)) continue;
     // A removal shows in the directory's ctime, anything else in the entry's own.
     const changedAt = is.entry.kind === 'absent' ? cache.seen(dirname(path), now).ctimeMs : is.ctimeMs;
     if (changedAt < since) continue; // the user's change, made before any running command started
@@ -493,6 +601,8 @@ export function censusNotes(report: CensusReport): string[] {
   if (report.removed.length > 0) {
     notes.push(`[git repositories new since the last command had hooks or settings that run programs, which have been removed: ${report.removed.join(', ')}]`);
   }
-  if (report.truncated) notes.push(`[more than ${MAX_DIRECTORIES} directories under the allowed paths: git repositories deeper in the tree were not checked]`);
+  if (report.overCap) {
+    notes.push(`[more than ${report.maxDirectories} directories under the allowed paths now: every git repository in them was checked after this command, but bash refuses to run there until there are fewer]`);
+  }
   return notes;
 }

@@ -103,6 +103,9 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   } catch (error) {
     return fail(refusalMessage(error), { refused: true });
   }
+  // Before the sandbox is built (it must be disposed of once built): a tree too big to check after the command.
+  const tooBig = tool === 'bash' ? await context.host.repositories.admit(context.sandbox) : undefined;
+  if (tooBig !== undefined) return fail(tooBig, { refused: true });
   const sandbox = await toolSandbox(context, tool === 'bash' ? 'write' : 'read', searchPath, checked.cwd);
   if (sandbox.availability.state === 'unavailable') return fail(sandboxUnavailableMessage(sandbox.availability.reason), { refused: true, confined: false });
   const confined = sandbox.launcher !== undefined;
@@ -144,10 +147,11 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     cwd: checked.cwd,
     ...(restored.length === 0 ? {} : { restored_protected_files: restored }),
     ...(census.removed.length === 0 ? {} : { removed_from_new_repositories: census.removed }),
+    ...(census.overCap ? { too_many_directories: true } : {}),
     ...(gitlinkReport.removed.length === 0 ? {} : { removed_gitlinks: gitlinkReport.removed }),
     ...(gitlinkReport.headMoved.length === 0 ? {} : { gitlink_committed_in: gitlinkReport.headMoved }),
     ...(gitlinkReport.unreadable.length === 0 ? {} : { unchecked_indexes: gitlinkReport.unreadable }),
   };
-  const undone = restored.length > 0 || census.removed.length > 0 || gitlinksUndone;
+  const undone = restored.length > 0 || census.removed.length > 0 || gitlinksUndone || census.overCap;
   return runSucceeded(result) && !undone ? succeed(text, metadata) : fail(text, metadata);
 }

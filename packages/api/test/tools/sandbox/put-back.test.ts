@@ -40,7 +40,7 @@ describe('putting back what a bash command may not change', () => {
 
   it('gathers what each guard put back when none fails', async () => {
     const { snapshot, file } = rewrittenProtectedFile();
-    const census = { check: () => Promise.resolve({ restored: ['r2/.git/hooks/pre-commit'], removed: ['r3/.git'], truncated: false }) };
+    const census = { check: () => Promise.resolve({ restored: ['r2/.git/hooks/pre-commit'], removed: ['r3/.git'], overCap: false, maxDirectories: 10 }) };
     const result = await putBack(snapshot, [file], census, undefined);
     expect(result.restored).toEqual([file, 'r2/.git/hooks/pre-commit']);
     expect(result.census.removed).toEqual(['r3/.git']);
