@@ -65,7 +65,7 @@ export function createGrepContentTool(backend?: SearchBackend): Tool<typeof para
         const session = backend === undefined ? await searchSession(context, root) : { backend, dispose: () => {} };
         const search = session.backend;
         const collector = new MatchCollector(GREP_MAX_MATCHES);
-        const request = { root, pattern: params.pattern, caseSensitive: params.case_sensitive, contextLines: params.context_lines, glob, signal: context.signal };
+        const request = { root, pattern: params.pattern, caseSensitive: params.case_sensitive, contextLines: params.context_lines, ...(glob === undefined ? {} : { glob }), signal: context.signal };
         try {
           // Matches in DATA_DIR, `.env` or a file the rules deny are never shown, whatever the backend read.
           const shown = shownBySearch('grep_content', context);

@@ -27,7 +27,7 @@ describe('a flood of GET /health', () => {
       return ping();
     };
     // The probes the service itself would use: to the runtime's model list and the engine's /healthz.
-    const app = await buildApp({ ...t, probes: undefined, logger: pino({ level: 'silent' }) });
+    const app = await buildApp({ ...t, logger: pino({ level: 'silent' }) });
     const runtimeProbes = (): number => model!.introspections.filter((path) => path === '/v1/models').length;
     const searchProbes = (): number => search!.requests.filter((request) => request.path === '/healthz').length;
     const runtimeBefore = runtimeProbes();
@@ -54,7 +54,7 @@ describe('a flood of GET /health', () => {
   it('asks again once the cache period is over: a runtime that went away shows', async () => {
     search = await startFakeSearxng();
     t = await createTestApp({ env: { SEARCH_ENGINE_URL: search.url } });
-    const app = await buildApp({ ...t, probes: undefined, logger: pino({ level: 'silent' }) });
+    const app = await buildApp({ ...t, logger: pino({ level: 'silent' }) });
     try {
       expect((await app.inject({ url: '/health' })).json()).toMatchObject({ checks: { search_engine: 'ok' } });
       await search.close();

@@ -61,7 +61,7 @@ describe('GET /health', () => {
 
   it('is degraded when the model runtime and search engine cannot be reached', async () => {
     const t = await createTestApp({ env: { LLM_BASE_URL: 'http://127.0.0.1:9', SEARCH_ENGINE_URL: 'http://127.0.0.1:9' } });
-    const app = await buildApp({ ...t, probes: undefined, logger: pino({ level: 'silent' }) });
+    const app = await buildApp({ ...t, logger: pino({ level: 'silent' }) });
     const response = await app.inject({ url: '/health' });
     expect([response.statusCode, response.json()]).toEqual([
       200,

@@ -26,7 +26,8 @@ async function gather(flags: StatusFlags): Promise<StatusReport> {
     report.service = await client.root();
     report.reachable = true;
     // /health is informative only: an older service without it is still usable.
-    report.health = await client.health().catch(() => undefined);
+    const health = await client.health().catch(() => undefined);
+    if (health !== undefined) report.health = health;
     report.agents = (await client.agents()).agents;
   } catch (error) {
     const failure = explainFailure(error);

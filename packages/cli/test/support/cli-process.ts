@@ -51,7 +51,7 @@ export async function runMada(args: string[], run: CliRun): Promise<CliResult> {
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
     if (run.interruptWhen && stdout.includes(run.interruptWhen)) {
-      run.interruptWhen = undefined;
+      delete run.interruptWhen;
       child.kill('SIGINT');
     }
   });
