@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -85,6 +85,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await app.close();
       await services.close();
       await database.drop();
+      // Hundreds of apps a run: each takes its temp directory with it.
+      rmSync(workdir, { recursive: true, force: true });
     },
   };
 }
