@@ -240,6 +240,12 @@ describe.each(DIALECTS)('keyed or local mode on %s', (dialect) => {
       expect(await call(address, undefined, 'GET', '/me')).toEqual({ status: 401, body: { detail: 'Missing API key' } });
       expect((await call(address, key, 'GET', '/me')).body).toMatchObject({ id: 'hana', role: 'admin' });
       expect((await call(address, key, 'GET', '/me/keys')).status).toBe(200);
+      // Guessing stored keys counts toward the failed-credential limit (30 a minute, the missing key
+      // above included) like any other key.
+      for (let i = 0; i < 29; i++) expect((await call(address, newKey('hana', 'guess', new Date()).key, 'GET', '/me')).status).toBe(401);
+      const limited = await call(address, key, 'GET', '/me');
+      expect(limited.status).toBe(429);
+      expect(limited.body.detail).toMatch(/^Too many failed authentication attempts/);
     } finally {
       await t.close();
     }
