@@ -24,13 +24,16 @@ const USAGE = `usage: npm run users -- add <id> [--admin] [--key-name <name>]
 
 class UsageError extends Error {}
 
-async function main(args: string[]): Promise<{ key: string; note: string }> {
+/** What the command prints: a key (stdout) with a note (stderr), or the usage asked for. */
+type Outcome = { key: string; note: string } | { usage: string };
+
+async function main(args: string[]): Promise<Outcome> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: { admin: { type: 'boolean', default: false }, 'key-name': { type: 'string', default: 'cli' }, help: { type: 'boolean', short: 'h' } },
   });
-  if (values.help === true) throw new UsageError('');
+  if (values.help === true) return { usage: USAGE };
   const [command, id, ...rest] = positionals;
   if ((command !== 'add' && command !== 'key') || id === undefined || rest.length > 0) throw new UsageError('expected add or key, then one user id');
   if (!UserId.safeParse(id).success) throw new UsageError(`invalid user id "${id}": 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
@@ -62,14 +65,18 @@ async function main(args: string[]): Promise<{ key: string; note: string }> {
 }
 
 main(process.argv.slice(2)).then(
-  ({ key, note }) => {
-    process.stderr.write(`${note}\n`);
-    process.stdout.write(`${key}\n`);
+  (outcome) => {
+    if ('usage' in outcome) {
+      process.stdout.write(`${outcome.usage}\n`);
+      return;
+    }
+    process.stderr.write(`${outcome.note}\n`);
+    process.stdout.write(`${outcome.key}\n`);
   },
   (error: unknown) => {
+    // parseArgs throws a TypeError with a code for an unknown or malformed option.
     const usage = error instanceof UsageError || (error instanceof TypeError && 'code' in error);
-    const message = errorMessage(error);
-    process.stderr.write(`users: ${message === '' ? '' : `${message}\n`}${usage ? `${USAGE}\n` : ''}`);
+    process.stderr.write(`users: ${errorMessage(error)}\n${usage ? `${USAGE}\n` : ''}`);
     process.exitCode = error instanceof DomainError ? 1 : 2;
   },
 );

@@ -55,6 +55,13 @@ describe.each(DIALECTS)('npm run users on %s', { timeout: 60_000 }, (dialect) =>
       expect(second.code, second.stderr).toBe(0);
       expect(await (await me(second.stdout.trim())).json()).toMatchObject({ id: 'bob', role: 'member' });
 
+      if (dialect === 'sqlite') {
+        // Another key for a user who lost theirs; the first one keeps working.
+        const another = await users(database.url, cwd, 'key', 'alice', '--key-name', 'spare');
+        expect(another.code, another.stderr).toBe(0);
+        expect(await (await me(another.stdout.trim())).json()).toMatchObject({ id: 'alice' });
+        expect((await me(aliceKey)).status).toBe(200);
+      }
       const again = await users(database.url, cwd, 'add', 'alice');
       expect([again.code, again.stdout, again.stderr]).toEqual([1, '', 'users: User already exists\n']);
       // Only the digests are in the database.
