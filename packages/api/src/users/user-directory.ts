@@ -1,3 +1,4 @@
+import { UserId } from '@mada/protocol';
 import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, UserRole, UserUsage } from '../db/user-repository.js';
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
@@ -98,7 +99,7 @@ export class UserDirectory {
   async get(id: string): Promise<User> {
     const configured = this.configuredUser(id);
     if (configured) return configured;
-    const stored = await this.options.store.findUser(id);
+    const stored = await this.findStored(id);
     if (!stored) throw new UserNotFoundError();
     return this.fromRecord(stored);
   }
@@ -135,6 +136,7 @@ export class UserDirectory {
       ...(update.workspacePaths === undefined ? {} : { workspacePaths: JSON.stringify(update.workspacePaths) }),
       ...update.quotas,
     };
+    if (!isStoredId(id)) throw new UserNotFoundError();
     const stored = await this.options.store.updateUser(id, changes);
     if (!stored) throw new UserNotFoundError();
     // Access taken away (or given back) applies to this replica's next request.
@@ -154,7 +156,7 @@ export class UserDirectory {
   async createKey(userId: string, name: string, expiresInDays?: number): Promise<{ record: KeyRecord; key: string }> {
     this.requireKeyed();
     if (this.configuredUser(userId)) throw new ConfiguredUserError();
-    if (!(await this.options.store.findUser(userId))) throw new UserNotFoundError();
+    if (!(await this.findStored(userId))) throw new UserNotFoundError();
     const { key, record } = newKey(userId, name, this.options.now(), expiresInDays);
     return { record: await this.options.store.createKey(record), key };
   }
@@ -162,7 +164,7 @@ export class UserDirectory {
   async revokeKey(userId: string, keyId: string): Promise<void> {
     this.requireKeyed();
     // PostgreSQL refuses to compare a uuid column with text that is not one.
-    if (!UUID.test(keyId)) throw new KeyNotFoundError();
+    if (!UUID.test(keyId) || !isStoredId(userId)) throw new KeyNotFoundError();
     const revoked = await this.options.store.revokeKey(userId, keyId.toLowerCase(), this.options.now());
     if (!revoked) throw new KeyNotFoundError();
     this.options.keys.clear();
@@ -170,6 +172,11 @@ export class UserDirectory {
 
   usage(userId: string): Promise<UserUsage> {
     return this.options.store.usage(userId, startOfDay(this.options.now()));
+  }
+
+  /** A stored user; an id no stored user can have (a NUL byte, 300 characters) is not looked up. */
+  private findStored(id: string): Promise<UserRecord | undefined> {
+    return isStoredId(id) ? this.options.store.findUser(id) : Promise.resolve(undefined);
   }
 
   private requireKeyed(): void {
@@ -210,5 +217,8 @@ export class UserDirectory {
     };
   }
 }
+
+/** Stored users' ids are checked at creation: anything else names no stored user. */
+const isStoredId = (id: string): boolean => UserId.safeParse(id).success;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -108,6 +108,17 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
     expect((await as(ROOT_KEY, 'POST', '/users', { id: 'carol', quotas: { max_runs_per_day: -1 } })).status).toBe(422);
   });
 
+  it('answers 404 for user ids no stored user can have, never an error of the database', async () => {
+    const key = '00000000-0000-4000-8000-000000000000';
+    for (const id of ['%00', 'a%00b', 'x'.repeat(300), '%F0%9F%98%80', '..%2F..']) {
+      const notFound = { status: 404, body: { detail: 'User not found' } };
+      expect(await as(ROOT_KEY, 'GET', `/users/${id}`), id).toEqual(notFound);
+      expect(await as(ROOT_KEY, 'PATCH', `/users/${id}`, { disabled: true }), id).toEqual(notFound);
+      expect(await as(ROOT_KEY, 'POST', `/users/${id}/keys`, { name: 'k' }), id).toEqual(notFound);
+      expect(await as(ROOT_KEY, 'DELETE', `/users/${id}/keys/${key}`), id).toEqual({ status: 404, body: { detail: 'Key not found' } });
+    }
+  });
+
   it('stores a user once, keeps its quotas and workspace, and refuses the id of a configured user', async () => {
     const created = await as(ROOT_KEY, 'POST', '/users', { id: 'dora', role: 'member', workspace_paths: ['/srv/dora'], quotas: { max_runs_per_day: 5 } });
     expect(created.status).toBe(201);
