@@ -154,7 +154,7 @@ async function crossReplica(model: ScriptedModel): Promise<BenchResult | undefin
  */
 async function unrecordedRoute(t: TestApp): Promise<void> {
   await t.app.register(async (scope) => {
-    requireCaller(scope, new Authenticator(t.settings.apiKeys), new CredentialFailures(new AuthFailureLimiter()));
+    requireCaller(scope, new Authenticator(t.settings.apiKeys, t.users), new CredentialFailures(new AuthFailureLimiter()));
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/unrecorded/agents/run',
       { schema: { body: AgentRunRequest, response: { 200: AgentRunResponse } } },

@@ -45,6 +45,8 @@ import { metricsRoutes } from './http/routes/metrics.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import type { Settings } from './settings.js';
+import type { UserDirectory } from './users/user-directory.js';
+import { userRoutes } from './http/routes/users.js';
 import { VERSION } from './version.js';
 
 export interface AppDeps {
@@ -57,6 +59,7 @@ export interface AppDeps {
   runtime?: RuntimeInfoSource;
   approvals: ApprovalService;
   checkpoints: CheckpointService;
+  users: UserDirectory;
   /** Interval of the `: ping` comment on event streams (15 s). */
   pingIntervalMs?: number;
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
@@ -124,7 +127,7 @@ async function registerRateLimit(scope: FastifyInstance, perMinute: number): Pro
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { settings } = deps;
   const sandboxProbes = deps.toolHost?.sandboxes ?? new SandboxProbes();
-  const localMode = settings.apiKeys.length === 0;
+  const localMode = !deps.users.keyed;
   // TRUST_PROXY: the peers whose X-Forwarded-For names the client (request.ip) for every limit and log line.
   const trustedProxy = settings.trustProxy.length === 0 ? undefined : addressRanges(settings.trustProxy);
   const connections = new ConnectionGuard(settings.maxConnectionsPerAddress, settings.maxConnections, trustedProxy);
@@ -182,7 +185,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.runtime === undefined ? {} : { model: () => toModelInfo(deps.runtime!.current()) }),
   });
 
-  const auth = new Authenticator(settings.apiKeys);
+  const auth = new Authenticator(settings.apiKeys, deps.users);
   const failures = new CredentialFailures(new AuthFailureLimiter());
   await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
@@ -201,6 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
     await scope.register(approvalRoutes, { approvals: deps.approvals });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
+    await scope.register(userRoutes, { users: deps.users });
   });
   return app;
 }

@@ -11,10 +11,11 @@ export function isLoopback(host: string): boolean {
 /**
  * Local mode has no authentication at all, so it may only ever be reachable from this machine,
  * and only by the web pages the owner names: `CORS_ORIGINS=*` there would let every site the
- * owner visits run agents (shell included) through their browser.
+ * owner visits run agents (shell included) through their browser. `keyed`: the service asks for
+ * keys (API_KEYS, or users stored in the database).
  */
-export function assertSafeExposure(settings: Pick<Settings, 'host' | 'apiKeys' | 'corsOrigins'>): void {
-  if (settings.apiKeys.length > 0) return;
+export function assertSafeExposure(settings: Pick<Settings, 'host' | 'apiKeys' | 'corsOrigins'>, keyed = settings.apiKeys.length > 0): void {
+  if (keyed) return;
   if (!isLoopback(settings.host)) {
     throw new SettingsError(
       'HOST',

@@ -8,18 +8,20 @@ import { shutDown } from './shutdown.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
+function refuse(error: unknown): never {
+  if (error instanceof SettingsError) {
+    process.stderr.write(`mada-api: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}
+
 function readSettings(): Settings {
   loadDotenv({ quiet: true });
   try {
-    const settings = loadSettings();
-    assertSafeExposure(settings);
-    return settings;
+    return loadSettings();
   } catch (error) {
-    if (error instanceof SettingsError) {
-      process.stderr.write(`mada-api: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
+    return refuse(error);
   }
 }
 
@@ -27,14 +29,24 @@ async function main(): Promise<void> {
   const settings = readSettings();
   const logger = createLogger(settings);
   const services = await openServices(settings, logger);
+  // Stored users make the service keyed too, which only the database can tell.
+  try {
+    assertSafeExposure(settings, services.users.keyed);
+  } catch (error) {
+    await services.close();
+    refuse(error);
+  }
   const app = await buildApp({ settings, ...services, logger });
   app.addHook('onClose', () => services.close());
   if (settings.allowedPathsDefaulted) {
     logger.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');
   }
-  if (settings.apiKeys.length === 0) {
+  if (services.users.keyed) {
+    logger.info({ mode: 'keyed' }, 'keyed mode: every request needs a key (API_KEYS or a stored user\'s)');
+  } else {
     logger.warn(
-      'no API_KEYS: local mode, requests act as user "local". Local mode trusts every process on this machine (any of them can run agents, shell included); on a shared machine set API_KEYS',
+      { mode: 'local' },
+      'no API_KEYS and no stored users: local mode, requests act as user "local". Local mode trusts every process on this machine (any of them can run agents, shell included); on a shared machine set API_KEYS',
     );
   }
 

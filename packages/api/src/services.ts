@@ -27,6 +27,8 @@ import { ApprovalService } from './approvals/approval-service.js';
 import { ApprovalRuleSet } from './tools/sandbox/command-policy/index.js';
 import { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { sqliteRuntimeWarning } from './db/sqlite-runtime.js';
+import { StoredKeyCache } from './users/key-cache.js';
+import { UserDirectory } from './users/user-directory.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -40,6 +42,8 @@ export interface Services {
   checkpoints: CheckpointService;
   /** What the tools found of this machine at start-up; `/health` reports the sandbox from it. */
   toolHost: ToolHost;
+  /** Users of API_KEYS and of the database, their keys; whether the service is keyed. */
+  users: UserDirectory;
   close(): Promise<void>;
 }
 
@@ -62,8 +66,8 @@ export interface ServiceOptions {
 }
 
 /** Keyed users do not learn where the runtime and search engine live; the owner in local mode may. */
-const addressFilterFor = (settings: Settings): AddressFilter =>
-  settings.apiKeys.length === 0 ? showAddresses : addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]);
+const addressFilterFor = (settings: Settings, keyed: boolean): AddressFilter =>
+  keyed ? addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]) : showAddresses;
 
 /** The engine, its model client and its tools report what they do into `metrics`. */
 export function createEngine(
@@ -73,6 +77,7 @@ export function createEngine(
   metrics: ServiceMetrics,
   toolHost: ToolHost,
   runtime?: RuntimeInfoSource,
+  keyed = settings.apiKeys.length > 0,
 ): AgentEngine {
   const deps: EngineDeps = {
     model: observeModel(model, metrics),
@@ -84,7 +89,7 @@ export function createEngine(
     limits: { maxSteps: settings.agentMaxSteps, toolTimeoutSeconds: settings.toolTimeoutSeconds },
     startDir,
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
-    hideAddresses: addressFilterFor(settings),
+    hideAddresses: addressFilterFor(settings, keyed),
   };
   return new AgentEngine(deps);
 }
@@ -102,8 +107,8 @@ async function logSandboxState(settings: Settings, toolHost: ToolHost, log: Log)
  * What a failed run tells its user: never SQL or statement parameters, and for keyed users no
  * internal address of the runtime or search engine (the log keeps the whole error).
  */
-function runFailureText(settings: Settings): (error: unknown) => string {
-  const hide = addressFilterFor(settings);
+function runFailureText(settings: Settings, keyed: boolean): (error: unknown) => string {
+  const hide = addressFilterFor(settings, keyed);
   return (error) => {
     const unavailable = asDatabaseUnavailable(error);
     if (unavailable) return unavailable.message;
@@ -128,6 +133,17 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       ...(settings.debug ? { logStatement: (entry) => log.info({ sql: entry.sql }, 'sql') } : {}),
     }));
   const now = options.now ?? (() => new Date());
+  // Decided once: keyed with API_KEYS or any stored user, local mode otherwise (TEAMS.md section 8).
+  const keyed = settings.apiKeys.length > 0 || (await repository.users.countUsers()) > 0;
+  const users = new UserDirectory({
+    store: repository.users,
+    keys: new StoredKeyCache(repository.users, (error) => log.warn({ err: error }, 'could not record a key as used')),
+    configuredUsers: [...new Set(settings.apiKeys.map((key) => key.userId))],
+    adminUsers: settings.adminUsers,
+    keyed,
+    allowedPaths: settings.allowedPaths,
+    now,
+  });
   const runtime = new RuntimeIntrospector(settings, {
     onError: (error) => log.warn({ err: error }, 'model runtime did not answer introspection; asking again later'),
     onChange: (info) => log.info({ model: info }, 'model runtime introspected'),
@@ -145,7 +161,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend; and
   // one gitlink guard for the service's life: what it remembers of the gitlinks it took out must outlive each run.
   const toolHost = options.toolHost ?? createToolHost();
-  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, runtime);
+  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, runtime, keyed);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,
@@ -181,11 +197,12 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
     checkpoints,
     log,
-    describeFailure: runFailureText(settings),
+    describeFailure: runFailureText(settings, keyed),
     metrics,
   });
   // Deleting a conversation cancels its running turn (model call aborted, child processes ended).
   conversations.onDeleted((id) => runs.cancelConversationRuns(id));
+  users.onDisabled((id) => runs.cancelUserRuns(id));
   const stopCountingQueued = metrics.countQueuedRuns(() => runs.queued);
   // One SQLite process: whatever it left unfinished died with it. Replicas wait for leases to run out.
   const recovered = await runs.recoverInterrupted(repository.dialect === 'sqlite' ? 'all' : 'expired');
@@ -219,6 +236,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     runs,
     checkpoints,
     toolHost,
+    users,
     async close() {
       await runSweeper.stop();
       await runs.close();

@@ -185,6 +185,7 @@ const SPECS = {
   llmTimeoutSeconds: spec('LLM_TIMEOUT_SECONDS', decimal(0, 86_400, true), 300),
   agentMaxSteps: spec('AGENT_MAX_STEPS', integer(1, 1000), 40),
   apiKeys: spec('API_KEYS', apiKeys, [] as ApiKey[]),
+  adminUsers: spec('ADMIN_USERS', list, [] as string[]),
   maxWriteBytes: spec('MAX_WRITE_BYTES', integer(1), 10_485_760),
   rateLimitPerMinute: spec('RATE_LIMIT_PER_MINUTE', integer(0), 120),
   maxBodyBytes: spec('MAX_BODY_BYTES', integer(1024), 2_097_152),

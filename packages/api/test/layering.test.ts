@@ -23,6 +23,8 @@ const FORBIDDEN: Record<string, string[]> = {
   // Counts what the engine, the model client, the tools and the runs do; never the other way.
   metrics: ['conversations', 'db', 'http', 'approvals', 'checkpoints'],
   tokens: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
+  // Users and keys: below the routes that serve them.
+  users: ['http', 'agents', 'tools', 'checkpoints', 'approvals'],
   util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
 };
 

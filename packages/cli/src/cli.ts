@@ -8,6 +8,7 @@ import { chatCommand, type ChatFlags } from './commands/chat.js';
 import { diffCommand, revertCommand, type RevertFlags } from './commands/checkpoints.js';
 import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
+import { createKeyCommand, keysCommand, revokeKeyCommand, whoamiCommand, type CreateKeyFlags, type KeysFlags } from './commands/keys.js';
 import { runsCommand, type RunsFlags } from './commands/runs.js';
 import type { ServiceFlags } from './commands/service.js';
 import { sessionsCommand, type SessionsFlags } from './commands/sessions.js';
@@ -25,6 +26,12 @@ function apiOption(): Option {
 function limit(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError('must be a whole number from 1 to 100');
+  return n;
+}
+
+function days(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 3650) throw new InvalidArgumentError('must be a whole number from 1 to 3650');
   return n;
 }
 
@@ -117,6 +124,38 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .addOption(apiOption())
     .action(async (id: string, message: string[], flags: DecideFlags) => {
       result.code = await denyCommand(id, message, flags, terminal);
+    });
+
+  command('whoami', 'show who your key acts as: role, workspace, quotas and usage today')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: KeysFlags) => {
+      result.code = await whoamiCommand(flags, terminal);
+    });
+
+  const keys = command('keys', 'list your stored API keys (create and revoke them with the subcommands)')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: KeysFlags) => {
+      result.code = await keysCommand(flags, terminal);
+    });
+  keys
+    .command('create')
+    .description('make a new key and print it once')
+    .argument('<name>', 'what the key is for (a machine, a CI job)')
+    .option('--expires-in-days <days>', 'refused after this many days', days)
+    .addOption(apiOption())
+    // `-a` after the subcommand is taken by `keys` itself: the options of both count.
+    .action(async (name: string, _flags: CreateKeyFlags, self: Command) => {
+      result.code = await createKeyCommand(name, self.optsWithGlobals<CreateKeyFlags>(), terminal);
+    });
+  keys
+    .command('revoke')
+    .description('refuse one of your keys from now on')
+    .argument('<id>', 'the key (see `mada keys`)')
+    .addOption(apiOption())
+    .action(async (id: string, _flags: ServiceFlags, self: Command) => {
+      result.code = await revokeKeyCommand(id, self.optsWithGlobals<ServiceFlags>(), terminal);
     });
 
   command('config', 'show the effective settings and where each comes from')

@@ -6,3 +6,4 @@ export * from './runs.js';
 export * from './approvals.js';
 export * from './checkpoints.js';
 export * from './invisible-text.js';
+export * from './users.js';

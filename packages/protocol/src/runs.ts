@@ -38,6 +38,13 @@ export const RunResponse = z
   .meta({ id: 'RunResponse' });
 export type RunResponse = z.infer<typeof RunResponse>;
 
+/** A cancelled run as its canceller sees it: an admin cancelling another user's run reads neither prompt nor response. */
+export const CancelledRunResponse = RunResponse.extend({ prompt: z.string().nullable(), response: z.string().nullable() }).meta({
+  id: 'CancelledRunResponse',
+  description: "`prompt` and `response` are null when an admin cancels another user's run",
+});
+export type CancelledRunResponse = z.infer<typeof CancelledRunResponse>;
+
 export const ListRunsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   offset: z.coerce.number().int().min(0).default(0),

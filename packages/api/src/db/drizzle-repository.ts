@@ -20,6 +20,8 @@ import {
   type NewSummary,
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
+import { DrizzleUserRepository } from './drizzle-user-repository.js';
+import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
 import { countPerUser, summaryRow } from './rows.js';
 
@@ -42,6 +44,7 @@ export class DrizzleRepository implements ConversationRepository {
   readonly dialect: 'sqlite' | 'postgres';
   readonly runs: RunRepository;
   readonly approvals: ApprovalRepository;
+  readonly users: UserRepository;
   private readonly t;
   private readonly contents: ContentReader;
   /** A message's size in UTF-8 bytes, read without its content. */
@@ -59,6 +62,7 @@ export class DrizzleRepository implements ConversationRepository {
     this.t = adapter.tables;
     this.runs = new DrizzleRunRepository(adapter);
     this.approvals = new DrizzleApprovalRepository(adapter);
+    this.users = new DrizzleUserRepository(adapter);
     this.contents = contents ?? { load: (id) => this.contentHere(id), close: async () => undefined };
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }

@@ -1,5 +1,6 @@
 import type { ApprovalRepository } from './approval-repository.js';
 import type { RunRepository } from './run-repository.js';
+import type { UserRepository } from './user-repository.js';
 
 /**
  * The one interface the rest of the service uses for stored conversations, implemented once over
@@ -108,6 +109,8 @@ export interface ConversationRepository {
   readonly runs: RunRepository;
   /** Approvals of those runs and the users' approve_always grants. */
   readonly approvals: ApprovalRepository;
+  /** Stored users and their keys. */
+  readonly users: UserRepository;
   ping(): Promise<void>;
   /**
    * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing

@@ -2,13 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { ApiKey } from '../settings.js';
+import type { UserRole } from '../db/user-repository.js';
+import { LOCAL_USER, type UserDirectory } from '../users/user-directory.js';
 import { limitedAddress } from './client-address.js';
 import type { CredentialFailures } from './credential-failures.js';
 
-export const LOCAL_USER = 'local';
-
 export interface Caller {
   userId: string;
+  role: UserRole;
   /** What rate limits count against: a key's index, or the client address in local mode. */
   limitKey: string;
 }
@@ -24,22 +25,27 @@ const digest = (value: string): Buffer => createHash('sha256').update(value, 'ut
 /**
  * Resolves `X-API-Key` to a user. Every configured key is compared, in constant time, on
  * fixed-length digests, so neither the match position nor the key length leaks through timing.
+ * Any other key is looked up by its SHA-256 digest among the stored keys (users/key-cache.ts):
+ * one indexed lookup, whatever the number of keys.
  */
 export class Authenticator {
   private readonly keys: { userId: string; digest: Buffer }[];
 
-  constructor(keys: ApiKey[]) {
+  constructor(
+    keys: ApiKey[],
+    private readonly users: UserDirectory,
+  ) {
     this.keys = keys.map((k) => ({ userId: k.userId, digest: digest(k.key) }));
   }
 
   get localMode(): boolean {
-    return this.keys.length === 0;
+    return !this.users.keyed;
   }
 
-  identify(presented: string | undefined, address: string): Caller {
+  async identify(presented: string | undefined, address: string): Promise<Caller> {
     if (this.localMode) {
       if (presented !== undefined) throw new UnauthorizedError('Invalid API key');
-      return { userId: LOCAL_USER, limitKey: `addr:${address}` };
+      return { userId: LOCAL_USER, role: 'admin', limitKey: `addr:${address}` };
     }
     if (presented === undefined || presented === '') throw new UnauthorizedError('Missing API key');
     const candidate = digest(presented);
@@ -48,8 +54,11 @@ export class Authenticator {
       if (timingSafeEqual(key.digest, candidate)) found = index;
     });
     const match = this.keys[found];
-    if (!match) throw new UnauthorizedError('Invalid API key');
-    return { userId: match.userId, limitKey: `key:${found}` };
+    if (match) return { userId: match.userId, role: this.users.configuredRole(match.userId), limitKey: `key:${found}` };
+    // Revoked, expired, a disabled user's or unknown: one answer, so none of them is told apart.
+    const owner = await this.users.authenticate(presented);
+    if (!owner) throw new UnauthorizedError('Invalid API key');
+    return { userId: owner.userId, role: owner.role, limitKey: `stored:${owner.keyId}` };
   }
 }
 
@@ -69,6 +78,6 @@ export function declareCaller(app: FastifyInstance): void {
  */
 export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: CredentialFailures): void {
   scope.addHook('onRequest', async (request) => {
-    request.caller = failures.guard(request, () => auth.identify(headerValue(request), limitedAddress(request.ip)));
+    request.caller = await failures.guardAsync(request, () => auth.identify(headerValue(request), limitedAddress(request.ip)));
   });
 }

@@ -36,6 +36,17 @@ export class CredentialFailures {
     }
   }
 
+  /** guard() for an `identify` that looks the credential up (a stored key). */
+  async guardAsync<T>(request: FastifyRequest, identify: () => Promise<T>): Promise<T> {
+    this.limiter.check(this.clientOf(request, false));
+    try {
+      return await identify();
+    } catch (error) {
+      if (error instanceof UnauthorizedError) this.limiter.recordFailure(this.clientOf(request, true));
+      throw error;
+    }
+  }
+
   private clientOf(request: FastifyRequest, failing: boolean): string {
     const address = limitedAddress(request.ip);
     const { socket } = request;

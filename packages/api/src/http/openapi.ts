@@ -6,9 +6,10 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 const DESCRIPTION = `Runs LLM coding agents (explore, plan, task) against a working directory with sandboxed tools,
 keeps per-user conversations with automatic summarization, and streams progress as Server-Sent Events.
 
-Authentication: send \`X-API-Key\` on the /agents, /runs, /approvals and /conversations routes; each user
-sees only their own. Without \`API_KEYS\` configured the service runs in local mode (loopback only):
-requests carry no key and act as user \`local\`.`;
+Authentication: send \`X-API-Key\` on the /agents, /runs, /approvals, /conversations, /me and /users routes;
+each user sees only their own. Keys come from \`API_KEYS\` or are stored (\`/me/keys\`, \`/users\`, admins only).
+Without \`API_KEYS\` and stored users the service runs in local mode (loopback only): requests carry no key
+and act as user \`local\`, an admin.`;
 
 /** OpenAPI 3.1 generated from the zod route schemas, at /openapi.json, browsable at /docs. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {

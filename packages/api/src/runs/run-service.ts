@@ -193,11 +193,17 @@ export class RunService {
 
   /** The run as stored; 404 unknown, 403 another user's. */
   async get(id: string, userId: string): Promise<RunRecord> {
+    const run = await this.anyUsers(id);
+    if (run.userId !== userId) throw new RunForbiddenError();
+    return run;
+  }
+
+  /** The run as stored whoever owns it (an admin's cancel); 404 unknown. */
+  private async anyUsers(id: string): Promise<RunRecord> {
     // PostgreSQL refuses to compare a uuid column with text that is not one.
     if (!UUID.test(id)) throw new RunNotFoundError();
     const run = await this.options.store.findRun(id.toLowerCase());
     if (!run) throw new RunNotFoundError();
-    if (run.userId !== userId) throw new RunForbiddenError();
     return run;
   }
 
@@ -241,8 +247,8 @@ export class RunService {
    * another replica is ended in the database; that replica notices at its next lease renewal and
    * aborts its own work.
    */
-  async cancel(id: string, userId: string): Promise<RunRecord> {
-    const run = await this.get(id, userId);
+  async cancel(id: string, userId: string, anyUser = false): Promise<RunRecord> {
+    const run = anyUser ? await this.anyUsers(id) : await this.get(id, userId);
     if (!isActive(run.status)) throw new RunAlreadyEndedError();
     const execution = this.executions.get(run.id);
     if (execution) {
@@ -252,6 +258,20 @@ export class RunService {
     const ended = await this.end(run.id, cancelledEnd(), emptyUsage());
     if (!ended) throw new RunAlreadyEndedError();
     return ended;
+  }
+
+  /** Cancels every unfinished run of a user (disabled), here or on another replica. */
+  async cancelUserRuns(userId: string): Promise<void> {
+    for (const status of ['queued', 'running', 'waiting_approval'] as const) {
+      // Bounded: a run that cannot be cancelled (its store failing) must not keep this going.
+      for (let round = 0; round < 100; round++) {
+        const { items } = await this.options.store.listRuns(userId, { limit: 100, offset: 0, status });
+        if (items.length === 0) break;
+        // Ended meanwhile is as good as cancelled.
+        await Promise.allSettled(items.map((run) => this.cancel(run.id, userId, true)));
+        if (items.length < 100) break;
+      }
+    }
   }
 
   /** Cancels a run because its client went away (legacy routes); nothing to answer. */

@@ -40,6 +40,10 @@ type Classification =
   | { is: 'catalogue' }
   | { is: 'creates' }
   | { is: 'lists' }
+  /** The caller's own account (`/me*`): nothing of anyone else's by construction. */
+  | { is: 'account' }
+  /** Admins only: Bob, a member, gets 403 `Admin only`. */
+  | { is: 'admin'; body?: Json }
   | { is: 'owned'; kind: Kind; param: string; body?: Json };
 
 const CONVERSATION = { is: 'owned', kind: 'conversation', param: ':conversation_id' } as const;
@@ -81,6 +85,16 @@ const ROUTES: Record<RouteKey, Classification> = {
   'POST /runs/:run_id/cancel': RUN,
   'POST /runs/:run_id/revert': { ...RUN, body: { force: true } },
   'POST /approvals/:approval_id': { is: 'owned', kind: 'approval', param: ':approval_id', body: { decision: 'approve_always', message: 'bob says yes' } },
+  'GET /me': { is: 'account' },
+  'GET /me/keys': { is: 'account' },
+  'POST /me/keys': { is: 'account' },
+  'DELETE /me/keys/:key_id': { is: 'account' },
+  'GET /users': { is: 'admin' },
+  'POST /users': { is: 'admin', body: { id: 'bob-made-this' } },
+  'GET /users/:user_id': { is: 'admin' },
+  'PATCH /users/:user_id': { is: 'admin', body: { role: 'admin' } },
+  'POST /users/:user_id/keys': { is: 'admin', body: { name: 'bob has it' } },
+  'DELETE /users/:user_id/keys/:key_id': { is: 'admin' },
 };
 
 /** HEAD runs the GET handler: it is attacked as its GET is. */
@@ -294,6 +308,23 @@ describe.each(DIALECTS)('isolation between users on %s', (dialect) => {
       }
     }
     expect(await annsState()).toEqual(before);
+  });
+
+  it('answers Bob 403 `Admin only` on every admin route, about Ann or anyone', async () => {
+    const admin = registeredRoutes(t.app).filter((route) => classify(route)?.is === 'admin');
+    expect(admin.length).toBeGreaterThanOrEqual(6);
+    for (const route of admin) {
+      const found = classify(route) as Extract<Classification, { is: 'admin' }>;
+      const [method, pattern] = route.split(' ') as [string, string];
+      for (const user of [USERS.ann, USERS.bob, 'nobody']) {
+        const path = pattern.replace(':user_id', user).replace(':key_id', randomUUID());
+        const response = await call('bob', method, path, found.body);
+        expect(response.status, `${route} about ${user}`).toBe(403);
+        if (method !== 'HEAD') expect(response.json()).toEqual({ detail: 'Admin only' });
+        expectNothingOfAnns(response, route);
+      }
+    }
+    expect((await json('bob', 'GET', '/me')).role).toBe('member');
   });
 
   /** Paths that a lax router could map onto a route with Ann's id, or out of the docs' static directory. */

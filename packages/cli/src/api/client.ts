@@ -8,7 +8,11 @@ import {
   AgentRunResponse,
   ApprovalListResponse,
   ApprovalResponse,
+  CancelledRunResponse,
   ConversationListResponse,
+  CreatedKeyResponse,
+  KeyListResponse,
+  MeResponse,
   ConversationResponse,
   HealthResponse,
   MessagePageResponse,
@@ -196,9 +200,33 @@ export class ApiClient {
     return this.call('GET', `/runs/${encodeURIComponent(id)}`, RunResponse);
   }
 
-  /** Answers once the run has stopped (or, on another replica, once it is marked to stop). */
-  cancelRun(id: string): Promise<RunResponse> {
-    return this.call('POST', `/runs/${encodeURIComponent(id)}/cancel`, RunResponse, { speed: 'slow' });
+  /**
+   * Answers once the run has stopped (or, on another replica, once it is marked to stop). An
+   * admin cancelling another user's run gets it without its prompt and response.
+   */
+  cancelRun(id: string): Promise<CancelledRunResponse> {
+    return this.call('POST', `/runs/${encodeURIComponent(id)}/cancel`, CancelledRunResponse, { speed: 'slow' });
+  }
+
+  /** Who the key is: role, workspace, quotas and today's usage. */
+  me(): Promise<MeResponse> {
+    return this.call('GET', '/me', MeResponse);
+  }
+
+  listKeys(): Promise<KeyListResponse> {
+    return this.call('GET', '/me/keys', KeyListResponse);
+  }
+
+  /** A new key for the caller; the answer is the only place the key itself appears. */
+  createKey(name: string, expiresInDays?: number): Promise<CreatedKeyResponse> {
+    return this.call('POST', '/me/keys', CreatedKeyResponse, { body: { name, ...(expiresInDays === undefined ? {} : { expires_in_days: expiresInDays }) } });
+  }
+
+  async revokeKey(id: string): Promise<void> {
+    const path = `/me/keys/${encodeURIComponent(id)}`;
+    const open = await this.open('DELETE', path, {});
+    if (!open.response.ok) throw await this.errorFrom('DELETE', path, open);
+    await open.text();
   }
 
   /**

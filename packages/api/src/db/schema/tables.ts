@@ -175,3 +175,42 @@ export const approvalGrants = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.workingDir, t.tool, t.match] })],
 );
+
+/**
+ * Users stored in the database (TEAMS.md section 8); those of API_KEYS live in the setting only.
+ * workspace_paths is a JSON list of absolute paths ('[]': the service's ALLOWED_PATHS). A quota of
+ * 0 means no limit.
+ */
+export const users = pgTable('users', {
+  id: varchar('id', { length: 64 }).primaryKey(),
+  role: varchar('role', { length: 20 }).$type<'admin' | 'member'>().notNull(),
+  disabled: boolean('disabled').notNull().default(false),
+  createdAt: ts('created_at').notNull(),
+  workspacePaths: text('workspace_paths').notNull().default('[]'),
+  maxConcurrentRuns: integer('max_concurrent_runs').notNull().default(0),
+  maxRunsPerDay: integer('max_runs_per_day').notNull().default(0),
+  maxTokensPerDay: integer('max_tokens_per_day').notNull().default(0),
+});
+
+/**
+ * A stored user's keys. Only the SHA-256 digest (hex) of a key is kept; authentication finds a key
+ * by it through the unique index, so no request compares against every key. `prefix` is the key's
+ * first 12 characters, which say which key it is without being usable.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey(),
+    userId: varchar('user_id', { length: 64 })
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: varchar('name', { length: 100 }).notNull(),
+    prefix: varchar('prefix', { length: 12 }).notNull(),
+    digest: varchar('digest', { length: 64 }).notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at'),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_digest_idx').on(t.digest), index('api_keys_user_idx').on(t.userId, t.createdAt)],
+);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
+  CancelledRunResponse,
   ErrorResponse,
   IdempotencyHeaders,
   ListRunsQuery,
@@ -129,11 +130,20 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
         tags,
         security,
         summary: 'Cancel a run',
-        description: 'The run stops (model call aborted, every child process ended) and ends `cancelled` with a last `error` event `Run cancelled`.',
+        description: [
+          'The run stops (model call aborted, every child process ended) and ends `cancelled` with a last `error` event `Run cancelled`.',
+          "An admin may cancel any user's run; the answer then carries `prompt` and `response` as null.",
+        ].join(' '),
         params: RunParams,
-        response: { 202: RunResponse, ...ownedErrors, 409: ErrorResponse },
+        response: { 202: CancelledRunResponse, ...ownedErrors, 409: ErrorResponse },
       },
     },
-    async (request, reply) => reply.code(202).send(toRunResponse(await runs.cancel(request.params.run_id, request.caller.userId))),
+    async (request, reply) => {
+      const { userId, role } = request.caller;
+      const run = await runs.cancel(request.params.run_id, userId, role === 'admin');
+      // An admin may stop anyone's run, never read it: another user's prompt and answer stay theirs.
+      const answer = run.userId === userId ? toRunResponse(run) : { ...toRunResponse(run), prompt: null, response: null };
+      return reply.code(202).send(answer);
+    },
   );
 };

@@ -1,0 +1,110 @@
+import { and, count, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
+import type { DialectAdapter } from './dialect.js';
+import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, UserUsage } from './user-repository.js';
+
+/** Users and keys over drizzle, for both dialects. */
+export class DrizzleUserRepository implements UserRepository {
+  private readonly t;
+
+  constructor(private readonly adapter: DialectAdapter) {
+    this.t = adapter.tables;
+  }
+
+  countUsers(): Promise<number> {
+    const u = this.t.users;
+    return this.adapter.run(async (db) => (await db.select({ n: count() }).from(u))[0]?.n ?? 0);
+  }
+
+  createUser(user: UserRecord, key?: KeyRecord): Promise<UserRecord | undefined> {
+    const { users: u, apiKeys: k } = this.t;
+    return this.adapter.transaction(async (tx) => {
+      const [stored] = await tx.insert(u).values(user).onConflictDoNothing().returning();
+      if (stored && key) await tx.insert(k).values(key);
+      return stored;
+    });
+  }
+
+  findUser(id: string): Promise<UserRecord | undefined> {
+    const u = this.t.users;
+    return this.adapter.run(async (db) => (await db.select().from(u).where(eq(u.id, id)))[0]);
+  }
+
+  listUsers(): Promise<UserRecord[]> {
+    const u = this.t.users;
+    return this.adapter.run((db) => db.select().from(u).orderBy(u.id));
+  }
+
+  updateUser(id: string, changes: UserChanges): Promise<UserRecord | undefined> {
+    const u = this.t.users;
+    if (Object.keys(changes).length === 0) return this.findUser(id);
+    return this.adapter.run(async (db) => (await db.update(u).set(changes).where(eq(u.id, id)).returning())[0]);
+  }
+
+  createKey(key: KeyRecord): Promise<KeyRecord> {
+    const k = this.t.apiKeys;
+    return this.adapter.run(async (db) => (await db.insert(k).values(key).returning())[0]!);
+  }
+
+  listKeys(userId: string): Promise<KeyRecord[]> {
+    const k = this.t.apiKeys;
+    return this.adapter.run((db) => db.select().from(k).where(eq(k.userId, userId)).orderBy(desc(k.createdAt), desc(k.id)));
+  }
+
+  revokeKey(userId: string, keyId: string, now: Date): Promise<KeyRecord | undefined> {
+    const k = this.t.apiKeys;
+    const mine = and(eq(k.id, keyId), eq(k.userId, userId));
+    return this.adapter.transaction(async (tx) => {
+      await tx
+        .update(k)
+        .set({ revokedAt: now })
+        .where(and(mine, isNull(k.revokedAt)));
+      return (await tx.select().from(k).where(mine))[0];
+    });
+  }
+
+  findKeyByDigest(digest: string): Promise<KeyOwner | undefined> {
+    const { users: u, apiKeys: k } = this.t;
+    return this.adapter.run(
+      async (db) =>
+        (
+          await db
+            .select({
+              keyId: k.id,
+              userId: k.userId,
+              role: u.role,
+              userDisabled: u.disabled,
+              expiresAt: k.expiresAt,
+              revokedAt: k.revokedAt,
+              lastUsedAt: k.lastUsedAt,
+            })
+            .from(k)
+            .innerJoin(u, eq(u.id, k.userId))
+            .where(eq(k.digest, digest))
+        )[0],
+    );
+  }
+
+  async touchKey(keyId: string, now: Date): Promise<void> {
+    const k = this.t.apiKeys;
+    await this.adapter.run((db) => db.update(k).set({ lastUsedAt: now }).where(eq(k.id, keyId)));
+  }
+
+  usage(userId: string, since: Date): Promise<UserUsage> {
+    const r = this.t.runs;
+    return this.adapter.run(async (db) => {
+      const [today] = await db
+        .select({
+          runs: count(),
+          tokens: sql<number>`coalesce(sum(${r.inputTokens} + ${r.outputTokens}), 0)`.mapWith(Number),
+        })
+        .from(r)
+        .where(and(eq(r.userId, userId), gte(r.createdAt, since)));
+      // Counted apart: a run started before midnight may still be running.
+      const [active] = await db
+        .select({ n: count() })
+        .from(r)
+        .where(and(eq(r.userId, userId), inArray(r.status, ['running', 'waiting_approval'])));
+      return { runsToday: today?.runs ?? 0, tokensToday: today?.tokens ?? 0, running: active?.n ?? 0 };
+    });
+  }
+}

@@ -1,0 +1,66 @@
+/** Stored users and their API keys (TEAMS.md section 8), for both dialects. */
+
+export type UserRole = 'admin' | 'member';
+
+export interface UserRecord {
+  id: string;
+  role: UserRole;
+  disabled: boolean;
+  createdAt: Date;
+  /** JSON list of absolute paths; '[]' means the service's ALLOWED_PATHS. */
+  workspacePaths: string;
+  maxConcurrentRuns: number;
+  maxRunsPerDay: number;
+  maxTokensPerDay: number;
+}
+
+export type UserChanges = Partial<Omit<UserRecord, 'id' | 'createdAt'>>;
+
+export interface KeyRecord {
+  id: string;
+  userId: string;
+  name: string;
+  prefix: string;
+  /** SHA-256 of the key, hex. */
+  digest: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** What authentication needs of a key: the key's own state and its user's. */
+export interface KeyOwner {
+  keyId: string;
+  userId: string;
+  role: UserRole;
+  userDisabled: boolean;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+export interface UserUsage {
+  runsToday: number;
+  tokensToday: number;
+  running: number;
+}
+
+export interface UserRepository {
+  countUsers(): Promise<number>;
+  /** Stores the user (and its first key, in the same transaction); undefined when the id is taken. */
+  createUser(user: UserRecord, key?: KeyRecord): Promise<UserRecord | undefined>;
+  findUser(id: string): Promise<UserRecord | undefined>;
+  listUsers(): Promise<UserRecord[]>;
+  updateUser(id: string, changes: UserChanges): Promise<UserRecord | undefined>;
+  createKey(key: KeyRecord): Promise<KeyRecord>;
+  /** The user's keys, newest first. */
+  listKeys(userId: string): Promise<KeyRecord[]>;
+  /** Revokes one of the user's keys (a second revocation keeps the first time); undefined if the user has no such key. */
+  revokeKey(userId: string, keyId: string, now: Date): Promise<KeyRecord | undefined>;
+  /** The key with this digest and its user, through the digest's unique index. */
+  findKeyByDigest(digest: string): Promise<KeyOwner | undefined>;
+  touchKey(keyId: string, now: Date): Promise<void>;
+  /** The user's runs created since `since`, their tokens, and how many run (or wait for an approval) now. */
+  usage(userId: string, since: Date): Promise<UserUsage>;
+}

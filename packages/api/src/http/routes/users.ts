@@ -1,0 +1,204 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import {
+  CreatedKeyResponse,
+  CreateKeyRequest,
+  CreateUserRequest,
+  ErrorResponse,
+  KeyListResponse,
+  KeyParams,
+  MeResponse,
+  UpdateUserRequest,
+  UserKeyParams,
+  UserListResponse,
+  UserParams,
+  UserResponse,
+  ValidationErrorResponse,
+} from '@mada/protocol';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { KeyRecord } from '../../db/user-repository.js';
+import { AdminOnlyError } from '../../users/errors.js';
+import type { Quotas, User, UserDirectory } from '../../users/user-directory.js';
+
+export interface UserRoutesOptions {
+  users: UserDirectory;
+}
+
+const security = [{ ApiKey: [] }];
+
+const quotasOut = (q: Quotas) => ({ max_concurrent_runs: q.maxConcurrentRuns, max_runs_per_day: q.maxRunsPerDay, max_tokens_per_day: q.maxTokensPerDay });
+
+const quotasIn = (q: { max_concurrent_runs?: number | undefined; max_runs_per_day?: number | undefined; max_tokens_per_day?: number | undefined } | undefined): Partial<Quotas> => ({
+  ...(q?.max_concurrent_runs === undefined ? {} : { maxConcurrentRuns: q.max_concurrent_runs }),
+  ...(q?.max_runs_per_day === undefined ? {} : { maxRunsPerDay: q.max_runs_per_day }),
+  ...(q?.max_tokens_per_day === undefined ? {} : { maxTokensPerDay: q.max_tokens_per_day }),
+});
+
+const toUserResponse = (user: User): UserResponse => ({
+  id: user.id,
+  role: user.role,
+  disabled: user.disabled,
+  created_at: user.createdAt?.toISOString() ?? null,
+  workspace: { paths: user.workspacePaths },
+  quotas: quotasOut(user.quotas),
+  source: user.source,
+});
+
+const toKeyResponse = (key: KeyRecord) => ({
+  id: key.id,
+  name: key.name,
+  prefix: key.prefix,
+  created_at: key.createdAt.toISOString(),
+  expires_at: key.expiresAt?.toISOString() ?? null,
+  last_used_at: key.lastUsedAt?.toISOString() ?? null,
+  revoked_at: key.revokedAt?.toISOString() ?? null,
+});
+
+function requireAdmin(request: FastifyRequest): void {
+  if (request.caller.role !== 'admin') throw new AdminOnlyError();
+}
+
+/** The caller's own account (`/me*`) and, for admins, everyone's (`/users*`): TEAMS.md section 8. */
+export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, { users }) => {
+  const me = { tags: ['me'], security };
+  const admin = { tags: ['users'], security };
+
+  app.get(
+    '/me',
+    { schema: { ...me, summary: 'The caller: role, workspace, quotas and what they used today (UTC)', response: { 200: MeResponse } } },
+    async (request) => {
+      const [user, usage] = await Promise.all([users.get(request.caller.userId), users.usage(request.caller.userId)]);
+      return {
+        id: user.id,
+        role: request.caller.role,
+        workspace: { paths: user.workspacePaths },
+        quotas: quotasOut(user.quotas),
+        usage: { runs_today: usage.runsToday, tokens_today: usage.tokensToday, running: usage.running },
+      };
+    },
+  );
+
+  app.get(
+    '/me/keys',
+    { schema: { ...me, summary: "The caller's stored keys, newest first (revoked ones too)", response: { 200: KeyListResponse, 409: ErrorResponse } } },
+    async (request) => ({ keys: (await users.keysOf(request.caller.userId)).map(toKeyResponse) }),
+  );
+
+  app.post(
+    '/me/keys',
+    {
+      schema: {
+        ...me,
+        summary: 'A new key for the caller; the key itself is in this response only',
+        body: CreateKeyRequest,
+        response: { 201: CreatedKeyResponse, 409: ErrorResponse, 422: ValidationErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const { record, key } = await users.createKey(request.caller.userId, request.body.name, request.body.expires_in_days);
+      return reply.code(201).send({ ...toKeyResponse(record), key });
+    },
+  );
+
+  app.delete(
+    '/me/keys/:key_id',
+    {
+      schema: { ...me, summary: 'Revoke one of the caller\'s keys: it is refused from then on, on every replica within a second', params: KeyParams, response: { 204: z.undefined().describe('Revoked'), 404: ErrorResponse, 409: ErrorResponse } },
+    },
+    async (request, reply) => {
+      await users.revokeKey(request.caller.userId, request.params.key_id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/users',
+    { schema: { ...admin, summary: 'Every user: those of API_KEYS, then the stored ones by id', response: { 200: UserListResponse, 403: ErrorResponse } } },
+    async (request) => {
+      requireAdmin(request);
+      const list = await users.list();
+      return { users: list.map(toUserResponse), total: list.length };
+    },
+  );
+
+  app.post(
+    '/users',
+    {
+      schema: {
+        ...admin,
+        summary: 'Store a user (no key yet: POST /users/{id}/keys makes one)',
+        body: CreateUserRequest,
+        response: { 201: UserResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      requireAdmin(request);
+      const { id, role, workspace_paths, quotas } = request.body;
+      const { user } = await users.create({ id, role, quotas: quotasIn(quotas), ...(workspace_paths ? { workspacePaths: workspace_paths } : {}) });
+      return reply.code(201).send(toUserResponse(user));
+    },
+  );
+
+  app.get(
+    '/users/:user_id',
+    { schema: { ...admin, summary: 'One user', params: UserParams, response: { 200: UserResponse, 403: ErrorResponse, 404: ErrorResponse } } },
+    async (request) => {
+      requireAdmin(request);
+      return toUserResponse(await users.get(request.params.user_id));
+    },
+  );
+
+  app.patch(
+    '/users/:user_id',
+    {
+      schema: {
+        ...admin,
+        summary: 'Change a stored user; `disabled: true` refuses their keys and cancels their unfinished runs',
+        params: UserParams,
+        body: UpdateUserRequest,
+        response: { 200: UserResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse },
+      },
+    },
+    async (request) => {
+      requireAdmin(request);
+      const { role, disabled, workspace_paths, quotas } = request.body;
+      const update = {
+        ...(role === undefined ? {} : { role }),
+        ...(disabled === undefined ? {} : { disabled }),
+        ...(workspace_paths === undefined ? {} : { workspacePaths: workspace_paths }),
+        ...(quotas === undefined ? {} : { quotas: quotasIn(quotas) }),
+      };
+      return toUserResponse(await users.update(request.params.user_id, update));
+    },
+  );
+
+  app.post(
+    '/users/:user_id/keys',
+    {
+      schema: {
+        ...admin,
+        summary: "A new key for a stored user; the key itself is in this response only",
+        params: UserParams,
+        body: CreateKeyRequest,
+        response: { 201: CreatedKeyResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      requireAdmin(request);
+      const { record, key } = await users.createKey(request.params.user_id, request.body.name, request.body.expires_in_days);
+      return reply.code(201).send({ ...toKeyResponse(record), key });
+    },
+  );
+
+  app.delete(
+    '/users/:user_id/keys/:key_id',
+    {
+      schema: { ...admin, summary: "Revoke a user's key", params: UserKeyParams, response: { 204: z.undefined().describe('Revoked'), 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse } },
+    },
+    async (request, reply) => {
+      requireAdmin(request);
+      await users.revokeKey(request.params.user_id, request.params.key_id);
+      return reply.code(204).send();
+    },
+  );
+};

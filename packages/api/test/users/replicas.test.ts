@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { TEST_DATABASE_URL } from '../support/databases.js';
+
+const ROOT_KEY = 'root-key-6b1e0f93c2a4';
+
+/**
+ * Milliseconds from now until `probe` answers `status`, polled every 50 ms for at most 5 s: each
+ * 401 counts toward the failed-credential limit (30 a minute), which faster polling would reach.
+ */
+async function msUntilStatus(probe: () => Promise<number>, status: number): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < 5000) {
+    if ((await probe()) === status) return performance.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Infinity;
+}
+
+/** Two services on one PostgreSQL database: what one changes, the other enforces within a second. */
+describe.skipIf(!TEST_DATABASE_URL)('keys across replicas on postgres', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let addressA: string;
+  let addressB: string;
+
+  beforeAll(async () => {
+    const env = { API_KEYS: `root:${ROOT_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' };
+    a = await createTestApp({ dialect: 'postgres', env });
+    b = await createTestApp({ env, shareDatabaseOf: a });
+    addressA = await a.app.listen({ port: 0, host: '127.0.0.1' });
+    addressB = await b.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  const call = async (address: string, key: string, method: string, path: string, body?: object): Promise<Response> =>
+    fetch(`${address}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+  const meOnB = async (key: string): Promise<number> => (await call(addressB, key, 'GET', '/me')).status;
+
+  async function userWithKey(id: string): Promise<{ key: string; keyId: string }> {
+    expect((await call(addressA, ROOT_KEY, 'POST', '/users', { id })).status).toBe(201);
+    const created = (await (await call(addressA, ROOT_KEY, 'POST', `/users/${id}/keys`, { name: 'k' })).json()) as { key: string; id: string };
+    return { key: created.key, keyId: created.id };
+  }
+
+  it('refuses a key revoked on the other replica within a second', async () => {
+    const { key, keyId } = await userWithKey('ivy');
+    // A key made on A works on B at once (B never cached its absence), and B now holds it.
+    expect(await meOnB(key)).toBe(200);
+    expect(await meOnB(key)).toBe(200);
+    expect((await call(addressA, ROOT_KEY, 'DELETE', `/users/ivy/keys/${keyId}`)).status).toBe(204);
+    expect(await msUntilStatus(() => meOnB(key), 401)).toBeLessThan(1000);
+    // And it stays refused.
+    expect(await meOnB(key)).toBe(401);
+  });
+
+  it("refuses a user disabled on the other replica within a second, and lets them in again", async () => {
+    const { key } = await userWithKey('jon');
+    expect(await meOnB(key)).toBe(200);
+    expect((await call(addressA, ROOT_KEY, 'PATCH', '/users/jon', { disabled: true })).status).toBe(200);
+    expect(await msUntilStatus(() => meOnB(key), 401)).toBeLessThan(1000);
+    expect((await call(addressA, ROOT_KEY, 'PATCH', '/users/jon', { disabled: false })).status).toBe(200);
+    expect(await msUntilStatus(() => meOnB(key), 200)).toBeLessThan(1000);
+  });
+});

@@ -1,0 +1,86 @@
+import type { KeyResponse } from '@mada/protocol';
+import { resolveSettings } from '../config/resolve.js';
+import { EXIT_OK } from '../errors.js';
+import { clip, printTable, when } from '../ui/table.js';
+import type { Terminal } from '../ui/terminal.js';
+import { apiFlag, clientFor, type ServiceFlags } from './service.js';
+
+export interface KeysFlags extends ServiceFlags {
+  json?: boolean;
+}
+
+export interface CreateKeyFlags extends ServiceFlags {
+  expiresInDays?: number;
+}
+
+const limit = (n: number): string => (n === 0 ? 'no limit' : String(n));
+
+/** `mada whoami`: the user the key acts as, their role, workspace, quotas and today's usage. */
+export async function whoamiCommand(flags: KeysFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  const me = await clientFor(values).me();
+  if (flags.json) {
+    terminal.printJson(me);
+    return EXIT_OK;
+  }
+  terminal.print(`${terminal.style('bold', clip(me.id, 64))} (${me.role})`);
+  terminal.print(`workspace: ${me.workspace.paths.map((path) => clip(path, 200)).join(', ')}`);
+  const { usage, quotas } = me;
+  terminal.print(`today (UTC): ${usage.runs_today} runs, ${usage.tokens_today} tokens; running now: ${usage.running}`);
+  terminal.print(
+    terminal.style(
+      'dim',
+      `quotas: ${limit(quotas.max_runs_per_day)} runs a day, ${limit(quotas.max_tokens_per_day)} tokens a day, ${limit(quotas.max_concurrent_runs)} at once`,
+    ),
+  );
+  return EXIT_OK;
+}
+
+const stateOf = (key: KeyResponse, now: number): string => {
+  if (key.revoked_at !== null) return 'revoked';
+  if (key.expires_at !== null && Date.parse(key.expires_at) <= now) return 'expired';
+  return 'active';
+};
+
+/** `mada keys`: the caller's stored keys, newest first. */
+export async function keysCommand(flags: KeysFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  const { keys } = await clientFor(values).listKeys();
+  if (flags.json) {
+    terminal.printJson({ keys });
+    return EXIT_OK;
+  }
+  if (keys.length === 0) {
+    terminal.print('No stored keys. Make one with: mada keys create <name>');
+    return EXIT_OK;
+  }
+  const now = Date.now();
+  const rows = keys.map((key) => [
+    key.id,
+    clip(key.name, 40),
+    key.prefix,
+    stateOf(key, now),
+    when(key.created_at),
+    key.expires_at === null ? '-' : when(key.expires_at),
+    key.last_used_at === null ? '-' : when(key.last_used_at),
+  ]);
+  printTable([['ID', 'NAME', 'PREFIX', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], ...rows], terminal);
+  return EXIT_OK;
+}
+
+/** `mada keys create <name>`: prints the new key once; the service keeps only its digest. */
+export async function createKeyCommand(name: string, flags: CreateKeyFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  const created = await clientFor(values).createKey(name, flags.expiresInDays);
+  terminal.print(created.key);
+  terminal.print(terminal.style('dim', `key ${created.id} (${clip(created.name, 40)}): shown this once, store it now`));
+  return EXIT_OK;
+}
+
+/** `mada keys revoke <id>`: the key is refused from then on. */
+export async function revokeKeyCommand(id: string, flags: ServiceFlags, terminal: Terminal): Promise<number> {
+  const { values } = resolveSettings(apiFlag(flags));
+  await clientFor(values).revokeKey(id);
+  terminal.print(`Key ${id} revoked.`);
+  return EXIT_OK;
+}

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMada, tempDir } from './support/cli-process.js';
+import { startMadaService, type RunningService } from './support/service.js';
+
+const ROOT_KEY = 'root-key-5d0a8f2b7e91';
+
+let service: RunningService;
+let aliceKey: string;
+
+async function asRoot(method: string, path: string, body: object): Promise<Record<string, unknown>> {
+  const response = await fetch(`${service.url}${path}`, { method, headers: { 'x-api-key': ROOT_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(response.status).toBe(201);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  service = await startMadaService({ API_KEYS: `root:${ROOT_KEY}`, ADMIN_USERS: 'root' });
+  await asRoot('POST', '/users', { id: 'alice' });
+  aliceKey = (await asRoot('POST', '/users/alice/keys', { name: 'first' })).key as string;
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** `mada` as alice's shell runs it, her key in MADA_API_KEY. */
+const mada = (args: string[], key = aliceKey) => runMada([...args, '-a', service.url], { home: tempDir('mada-cli-home-'), env: { MADA_API_KEY: key }, timeoutMs: 30_000 });
+
+describe('mada whoami and mada keys', () => {
+  it('says who the key acts as', async () => {
+    const alice = await mada(['whoami']);
+    expect(alice.code, alice.stderr).toBe(0);
+    expect(alice.stdout).toMatch(/^alice \(member\)\nworkspace: \/.*\ntoday \(UTC\): 0 runs, 0 tokens; running now: 0\nquotas: no limit runs a day/);
+    const root = await mada(['whoami', '--json'], ROOT_KEY);
+    expect(JSON.parse(root.stdout)).toMatchObject({ id: 'root', role: 'admin' });
+  });
+
+  it('lists, creates and revokes keys; a revoked key is refused', async () => {
+    const created = await mada(['keys', 'create', 'laptop', '--expires-in-days', '7']);
+    expect(created.code, created.stderr).toBe(0);
+    const [key, note] = created.stdout.split('\n');
+    expect(key).toMatch(/^mada_[0-9A-Za-z]{43}$/);
+    expect(note).toMatch(/shown this once/);
+    const id = /key ([0-9a-f-]{36})/.exec(note!)![1]!;
+
+    const listed = await mada(['keys'], key);
+    expect(listed.code, listed.stderr).toBe(0);
+    const lines = listed.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ID +NAME +PREFIX +STATE +CREATED +EXPIRES +LAST USED$/);
+    expect(lines[1]).toContain(`${id}  laptop  ${key!.slice(0, 12)}  active`);
+    expect(lines[2]).toMatch(/first +mada_\w{7} +active/);
+    expect(listed.stdout).not.toContain(aliceKey);
+
+    const revoked = await mada(['keys', 'revoke', id]);
+    expect([revoked.code, revoked.stdout]).toEqual([0, `Key ${id} revoked.\n`]);
+    const refused = await mada(['whoami'], key);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Invalid API key');
+    expect((await mada(['keys'])).stdout).toMatch(new RegExp(`${id}  laptop .* revoked`));
+
+    const unknown = await mada(['keys', 'revoke', '00000000-0000-4000-8000-000000000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Key not found');
+  });
+});
