@@ -155,7 +155,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     await store(DONE, 'with event');
     await finished;
     expect(delivered).toEqual([1, 2]);
-    expect(reads).not.toContain('findRun');
+    expect(reads).not.toContain('viewRun');
     expect(reads).not.toContain('eventPagesAfter');
   });
 
@@ -185,10 +185,10 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     const answered = new Promise<void>((resolve) => (answer = resolve));
     // The store's answer is held back until the client has gone, as a slow database would.
     const slowStore: RunRepository = Object.assign(Object.create(runs) as RunRepository, {
-      findRun: async (id: string) => {
+      viewRun: async (id: string) => {
         asked();
         await answered;
-        return runs.findRun(id);
+        return runs.viewRun(id);
       },
     });
     const client = new AbortController();
