@@ -296,7 +296,8 @@ export class DrizzleRunRepository implements RunRepository {
     }
     // Events never change once stored, and seqs have no gaps: these are the rows measured.
     const [page] = await this.adapter.query<{ text: string | null; last_seq: number | null }>(withIds ? framesWithIds : framesWithoutIds, [id, afterSeq, rows]);
-    return page?.text && page.last_seq !== null ? { text: page.text, lastSeq: page.last_seq } : undefined;
+    if (!page?.text || page.last_seq === null) return undefined;
+    return rows < sizes.length ? { text: page.text, lastSeq: page.last_seq, cut: true } : { text: page.text, lastSeq: page.last_seq };
   }
 
   async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]> {

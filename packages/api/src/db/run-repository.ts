@@ -87,6 +87,8 @@ export interface EventFrames {
   text: string;
   /** Seq of the page's last event: the page holds every event after the requested seq up to it. */
   lastSeq: number;
+  /** The page stopped short for size (INLINE_PAGE_BYTES) before events already stored. */
+  cut?: boolean;
 }
 
 /** The next event to replay is large: its data is read by itself, a slice at a time (`eventSlices`). */

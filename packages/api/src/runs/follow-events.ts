@@ -133,7 +133,7 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         if (!handed) {
           const full = count === rows;
           rows = Math.min(MAX_PAGE_ROWS, Math.max(1, Math.floor((EVENT_PAGE_CHARS * count) / page.text.length)));
-          if (full) continue;
+          if (full || page.cut) continue;
         }
         if (pending) continue;
         // Events came and the last one was not final: the run was active, and its end will be published.

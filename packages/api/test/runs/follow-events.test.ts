@@ -202,4 +202,34 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     // The bus's own poll (a minute in one process) would otherwise be what ends it.
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+
+  it('replays a long run with large events exactly, never handing over more than about 1 MiB at a time', async () => {
+    // A long run's stored pages stop before the page holding its 1.5 MiB event; from there events
+    // are read row by row, and each large one (the 400 KiB one too) a slice at a time.
+    const texts = Array.from({ length: 1100 }, (_, i) => {
+      const big = i === 499 ? 1536 * 1024 : i === 799 ? 400 * 1024 : 0;
+      return `{"event":"chunk","data":"${big ? 'x'.repeat(big) : `part ${i + 1}`}"}`;
+    });
+    for (const text of texts) await runs.appendActiveEvent(runId, text, T0);
+    await runs.endRun(runId, DONE, T0, { status: 'succeeded', response: null, error: null }, NO_USAGE);
+    const all = [...texts, DONE].map((data, i) => ({ id: i + 1, data }));
+    for (const after of [0, 700]) {
+      let text = '';
+      let largest = 0;
+      await followRunEvents({
+        store: runs,
+        bus,
+        runId,
+        after,
+        withIds: true,
+        signal: new AbortController().signal,
+        deliver: async (frames) => {
+          text += frames.toString();
+          largest = Math.max(largest, frames.length);
+        },
+      });
+      expect(parseEventFrames(text)).toEqual(all.slice(after));
+      expect(largest).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024);
+    }
+  });
 });
