@@ -76,6 +76,8 @@ export class DrizzleRunRepository implements RunRepository {
    */
   private readonly shaped = new Map<string, PreparedStatement<RunRecord[]>>();
   private readonly texts: RunTextReader['load'];
+  /** GET /runs/{id} and a follower's look at its run: prepared once, as findRun is. */
+  private readonly viewById: PreparedStatement<ViewRow[]>;
 
   /**
    * `texts` loads large texts (run-texts.ts: on worker threads); without it (an in-memory SQLite
@@ -88,6 +90,13 @@ export class DrizzleRunRepository implements RunRepository {
     this.t = adapter.tables;
     this.statements = hotStatements(adapter);
     this.texts = texts?.load ?? ((text) => this.textHere(text));
+    const r = this.t.runs;
+    this.viewById = adapter.prepared('run_view_by_id', (db) =>
+      db
+        .select(this.viewColumns(() => sql`true`))
+        .from(r)
+        .where(eq(r.id, sql.placeholder('id'))),
+    );
   }
 
   async createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun> {
@@ -171,9 +180,8 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   viewRun(id: string): Promise<RunView | undefined> {
-    const r = this.t.runs;
     return this.adapter.run(async (db) => {
-      const [row] = await db.select(this.viewColumns(() => sql`true`)).from(r).where(eq(r.id, id));
+      const [row] = await this.viewById(db, { id });
       return row && toView(row);
     });
   }

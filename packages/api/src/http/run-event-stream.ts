@@ -14,8 +14,8 @@ export interface RunEventStreamOptions {
   /** Called when the client goes away before the last frame (legacy streams cancel their run). */
   onClientGone?: () => void;
   /**
-   * Legacy streams: a client that falls further behind than this (stored but unsent events plus
-   * what waits in the socket) has its stream closed, which cancels its run as a disconnect does.
+   * Legacy streams: a client that falls further behind than this, in bytes (stored but unsent events
+   * plus what waits in the socket), has its stream closed, which cancels its run as a disconnect does.
    */
   maxBacklogChars?: number;
 }

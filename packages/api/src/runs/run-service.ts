@@ -226,7 +226,7 @@ export class RunService {
     return followRunEvents({ store: this.options.store, bus: this.options.bus, runId: run.id, seen: seenRun(run), ...options });
   }
 
-  /** Characters of a run's events stored after seq `seq`: how far behind a follower there is. */
+  /** Bytes (UTF-8) of a run's events stored after seq `seq`: how far behind a follower there is. */
   storedAfter(runId: string, seq: number): Promise<number> {
     return this.options.store.eventTextAfter(runId, seq);
   }
