@@ -311,8 +311,8 @@ export class DrizzleRunRepository implements RunRepository {
   async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]> {
     // Stored pages are about EVENT_PAGE_CHARS, unless one holds a large event: the pages stop before it.
     const sizes = await this.adapter.query<{ bytes: number }>(pageSizesAfter, [id, afterSeq, limit]);
-    const small = sizes.findIndex((size) => size.bytes > INLINE_PAGE_BYTES);
-    const count = small < 0 ? sizes.length : small;
+    const large = sizes.findIndex((size) => size.bytes > INLINE_PAGE_BYTES);
+    const count = large < 0 ? sizes.length : large;
     if (count === 0) return [];
     const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: Buffer | string }>(pagesAfter, [id, afterSeq, count]);
     return pages.map((page) => {
