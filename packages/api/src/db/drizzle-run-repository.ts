@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, or, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, min, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
 import { appendMessagesIn } from './append-messages.js';
 import { largeSlices } from './large-content.js';
@@ -435,9 +435,18 @@ export class DrizzleRunRepository implements RunRepository {
     return event;
   }
 
-  /** An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole frame. */
+  /**
+   * An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole
+   * frame. They stop before its first event over INLINE_TEXT_BYTES: a replay reads that one on its
+   * own and the rest row by row (eventFramesAfter), and joining it here would hold the event loop.
+   */
   private async storePages(tx: Db, id: string): Promise<void> {
     const { runEvents: e, runEventPages: pages } = this.t;
+    const [large] = await tx
+      .select({ seq: min(e.seq) })
+      .from(e)
+      .where(and(eq(e.runId, id), gt(sql`octet_length(${e.data})`, INLINE_TEXT_BYTES)));
+    const before = large?.seq ?? null;
     const page = { frames: '', firstSeq: 0, lastSeq: 0 };
     const flush = async (): Promise<void> => {
       await tx.insert(pages).values({ runId: id, ...page });
@@ -450,7 +459,7 @@ export class DrizzleRunRepository implements RunRepository {
       rows = await tx
         .select({ seq: e.seq, data: e.data })
         .from(e)
-        .where(and(eq(e.runId, id), gt(e.seq, last)))
+        .where(and(eq(e.runId, id), gt(e.seq, last), before === null ? undefined : lt(e.seq, before)))
         .orderBy(e.seq)
         .limit(PAGE_SOURCE_ROWS);
       for (const row of rows) {

@@ -204,14 +204,16 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
   });
 
   it('replays a long run with large events exactly, never handing over more than about 1 MiB at a time', async () => {
-    // A long run's stored pages stop before the page holding its 1.5 MiB event; from there events
-    // are read row by row, and each large one (the 400 KiB one too) a slice at a time.
+    // A long run's stored pages stop before its 1.5 MiB event; from there events are read row by
+    // row, and each large one (the 400 KiB one too) a slice at a time.
     const texts = Array.from({ length: 1100 }, (_, i) => {
       const big = i === 499 ? 1536 * 1024 : i === 799 ? 400 * 1024 : 0;
       return `{"event":"chunk","data":"${big ? 'x'.repeat(big) : `part ${i + 1}`}"}`;
     });
     for (const text of texts) await runs.appendActiveEvent(runId, text, T0);
     await runs.endRun(runId, DONE, T0, { status: 'succeeded', response: null, error: null }, NO_USAGE);
+    // Its stored pages end before the large event, which was never joined into one.
+    expect((await runs.eventPagesAfter(runId, 0, 100)).at(-1)?.lastSeq).toBe(499);
     const all = [...texts, DONE].map((data, i) => ({ id: i + 1, data }));
     for (const after of [0, 700]) {
       let text = '';
