@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunRecord } from '../db/run-repository.js';
+import type { RunHead, RunRecord } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { errorMessage } from '../util/error-message.js';
 import { detectSandbox, isAvailable } from '../tools/sandbox/launcher.js';
@@ -100,7 +100,7 @@ export class CheckpointService {
   }
 
   /** GET /runs/{id}/changes: what the run changed, between its two snapshots. */
-  async changes(run: RunRecord): Promise<Changes> {
+  async changes(run: RunHead): Promise<Changes> {
     const { repo, refs } = await this.endedCheckpoint(run);
     const notes = [
       ...refs.meta.skipped.map((path) => `Not in the checkpoint (over CHECKPOINT_MAX_FILE_BYTES): ${path}`),
@@ -110,7 +110,7 @@ export class CheckpointService {
   }
 
   /** POST /runs/{id}/revert: every file the run changed back as it was before; the paths reverted. */
-  async revert(run: RunRecord, force: boolean): Promise<string[]> {
+  async revert(run: RunHead, force: boolean): Promise<string[]> {
     const { repo, refs } = await this.endedCheckpoint(run);
     const pin = refs.meta.pin;
     if (!pin) throw new NoCheckpointError('it was taken by an earlier version, which did not record which directory the run worked in');
@@ -191,7 +191,7 @@ export class CheckpointService {
   }
 
   /** The run's refs, with its end snapshot taken now if its service stopped before taking it. */
-  private async endedCheckpoint(run: RunRecord): Promise<{ repo: ShadowRepo; refs: RunRefs }> {
+  private async endedCheckpoint(run: RunHead): Promise<{ repo: ShadowRepo; refs: RunRefs }> {
     if (ACTIVE_RUN_STATUSES.includes(run.status)) throw new RunInProgressError();
     const repo = this.repoFor(run.workingDir);
     const remembered = this.failures.get(run.id);

@@ -21,6 +21,7 @@ import {
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
 import { DrizzleUserRepository } from './drizzle-user-repository.js';
+import type { RunTextReader } from './run-texts.js';
 import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
 import { countPerUser, summaryRow } from './rows.js';
@@ -51,16 +52,18 @@ export class DrizzleRepository implements ConversationRepository {
   private readonly contentBytes;
 
   /**
-   * `contents` loads large messages' contents (large-content.ts: on worker threads); without it
-   * (an in-memory SQLite database, which no other connection can open) they are read here.
+   * `contents` loads large messages' contents (large-content.ts: on worker threads), `runTexts`
+   * runs' large texts (run-texts.ts); without them (an in-memory SQLite database, which no other
+   * connection can open) they are read here.
    */
   constructor(
     private readonly adapter: DialectAdapter,
     contents?: ContentReader,
+    private readonly runTexts?: RunTextReader,
   ) {
     this.dialect = adapter.dialect;
     this.t = adapter.tables;
-    this.runs = new DrizzleRunRepository(adapter);
+    this.runs = new DrizzleRunRepository(adapter, runTexts);
     this.approvals = new DrizzleApprovalRepository(adapter);
     this.users = new DrizzleUserRepository(adapter);
     this.contents = contents ?? { load: (id) => this.contentHere(id), close: async () => undefined };
@@ -280,6 +283,7 @@ export class DrizzleRepository implements ConversationRepository {
 
   async close(): Promise<void> {
     await this.contents.close();
+    await this.runTexts?.close();
     await this.adapter.close();
   }
 

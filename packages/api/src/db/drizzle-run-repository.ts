@@ -1,12 +1,21 @@
-import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, min, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
 import { appendMessagesIn } from './append-messages.js';
-import { framesWithIds, framesWithoutIds, pagesAfter } from './run-event-statements.js';
+import { largeSlices } from './large-content.js';
+import { eventSizesAfter, framesWithIds, framesWithoutIds, pageSizesAfter, pagesAfter } from './run-event-statements.js';
+import type { RunTextReader } from './run-texts.js';
+import type { RunTextRef } from './run-text-worker.js';
 import {
   ACTIVE_RUN_STATUSES,
   EVENT_PAGE_CHARS,
+  INLINE_PAGE_BYTES,
+  INLINE_TEXT_BYTES,
   PAGED_RUN_MIN_EVENTS,
   type EventFrames,
+  type LargeEvent,
+  type RunHead,
+  type RunTextColumn,
+  type RunView,
   type FrameBytes,
   type CreateRunOptions,
   type CreatedRun,
@@ -66,10 +75,28 @@ export class DrizzleRunRepository implements RunRepository {
    * the statements themselves. Shapes come from the code, never from input, so they are few.
    */
   private readonly shaped = new Map<string, PreparedStatement<RunRecord[]>>();
+  private readonly texts: RunTextReader['load'];
+  /** GET /runs/{id} and a follower's look at its run: prepared once, as findRun is. */
+  private readonly viewById: PreparedStatement<ViewRow[]>;
 
-  constructor(private readonly adapter: DialectAdapter) {
+  /**
+   * `texts` loads large texts (run-texts.ts: on worker threads); without it (an in-memory SQLite
+   * database, which no other connection can open) they are read here.
+   */
+  constructor(
+    private readonly adapter: DialectAdapter,
+    texts?: RunTextReader,
+  ) {
     this.t = adapter.tables;
     this.statements = hotStatements(adapter);
+    this.texts = texts?.load ?? ((text) => this.textHere(text));
+    const r = this.t.runs;
+    this.viewById = adapter.prepared('run_view_by_id', (db) =>
+      db
+        .select(this.viewColumns(() => sql`true`))
+        .from(r)
+        .where(eq(r.id, sql.placeholder('id'))),
+    );
   }
 
   async createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun> {
@@ -152,24 +179,83 @@ export class DrizzleRunRepository implements RunRepository {
     );
   }
 
-  listRuns(userId: string, page: RunListPage): Promise<{ items: RunRecord[]; total: number }> {
+  viewRun(id: string): Promise<RunView | undefined> {
+    return this.adapter.run(async (db) => {
+      const [row] = await this.viewById(db, { id });
+      return row && toView(row);
+    });
+  }
+
+  listRuns(userId: string, page: RunListPage): Promise<{ items: RunView[]; total: number }> {
     const r = this.t.runs;
     const matching = page.status ? and(eq(r.userId, userId), eq(r.status, page.status)) : eq(r.userId, userId);
-    // The page and its total in one statement: on PostgreSQL two would run on two connections, and
-    // a page read before a run was stored could come with a total counted after it. Only a page
-    // past the end needs the count on its own.
+    // The page's ids, sizes and total in one statement: on PostgreSQL two would run on two
+    // connections, and a page read before a run was stored could come with a total counted after
+    // it. Only a page past the end needs the count on its own.
     return this.adapter.run(async (db) => {
-      const rows = await db
-        .select({ run: r, total: sql<number>`count(*) over ()`.mapWith(Number) })
+      const sizes = await db
+        .select({ id: r.id, ...this.textSizes(), total: sql<number>`count(*) over ()`.mapWith(Number) })
         .from(r)
         .where(matching)
         .orderBy(desc(r.createdAt), desc(r.id))
         .limit(page.limit)
         .offset(page.offset);
-      if (rows.length > 0 || page.offset === 0) return { items: rows.map((row) => row.run), total: rows[0]?.total ?? 0 };
-      const [total] = await db.select({ n: count() }).from(r).where(matching);
-      return { items: [], total: total?.n ?? 0 };
+      if (sizes.length === 0 && page.offset > 0) {
+        const [total] = await db.select({ n: count() }).from(r).where(matching);
+        return { items: [], total: total?.n ?? 0 };
+      }
+      if (sizes.length === 0) return { items: [], total: 0 };
+      // Then the rows, each text inline only if the page's budget took it.
+      const inline = inlineWithinPage(sizes);
+      const ids = sizes.map((size) => size.id);
+      const rows = await db
+        .select(this.viewColumns((column) => (inline[column].length > 0 ? inArray(r.id, inline[column]) : sql`false`)))
+        .from(r)
+        .where(inArray(r.id, ids));
+      const byId = new Map(rows.map((row) => [row.id, toView(row)]));
+      // A run deleted between the two reads is left out.
+      const items = ids.flatMap((id) => byId.get(id) ?? []);
+      return { items, total: sizes[0]!.total };
     });
+  }
+
+  runTextSlices(runId: string, column: RunTextColumn): AsyncIterable<string> {
+    return largeSlices(() => this.texts({ runId, column }));
+  }
+
+  eventSlices(runId: string, seq: number): AsyncIterable<string> {
+    return largeSlices(() => this.texts({ runId, seq }));
+  }
+
+  /** Each text's size in bytes (null for a null text), read without the text. */
+  private textSizes(): Record<`${RunTextColumn}Bytes`, SQL<number | null>> {
+    const r = this.t.runs;
+    return {
+      promptBytes: sql<number | null>`octet_length(${r.prompt})`,
+      responseBytes: sql<number | null>`octet_length(${r.response})`,
+      errorBytes: sql<number | null>`octet_length(${r.error})`,
+    };
+  }
+
+  /** A run's columns, each text only where `inline` says so (and never over INLINE_TEXT_BYTES), with every text's size. */
+  private viewColumns(inline: (column: RunTextColumn) => SQL) {
+    const { prompt, response, error, ...head } = getTableColumns(this.t.runs);
+    const text = (column: Column, name: RunTextColumn) => sql<string | null>`case when ${inline(name)} and octet_length(${column}) <= ${INLINE_TEXT_BYTES} then ${column} end`;
+    return { ...head, prompt: text(prompt, 'prompt'), response: text(response, 'response'), error: text(error, 'error'), ...this.textSizes() };
+  }
+
+  /** A large text read on the service's own connection (no other can open the database). */
+  private async textHere(text: RunTextRef): Promise<Buffer | undefined> {
+    const { runs: r, runEvents: e } = this.t;
+    const [row] = await this.adapter.run((db) =>
+      'seq' in text
+        ? db
+            .select({ text: e.data })
+            .from(e)
+            .where(and(eq(e.runId, text.runId), eq(e.seq, text.seq)))
+        : db.select({ text: r[text.column] }).from(r).where(eq(r.id, text.runId)),
+    );
+    return row?.text === null || row?.text === undefined ? undefined : Buffer.from(row.text, 'utf8');
   }
 
   updateRun(id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord | undefined> {
@@ -195,7 +281,7 @@ export class DrizzleRunRepository implements RunRepository {
     const e = this.t.runEvents;
     return this.adapter.run(async (db) => {
       const [row] = await db
-        .select({ n: sql<number | string>`coalesce(sum(length(${e.data})), 0)` })
+        .select({ n: sql<number | string>`coalesce(sum(octet_length(${e.data})), 0)` })
         .from(e)
         .where(and(eq(e.runId, id), gt(e.seq, afterSeq)));
       // PostgreSQL's sum of integers is a bigint, which pg hands over as a string.
@@ -207,13 +293,29 @@ export class DrizzleRunRepository implements RunRepository {
     return this.adapter.run((db) => this.statements.eventsAfter(db, { runId: id, after: afterSeq, limit }));
   }
 
-  async eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | undefined> {
-    const [page] = await this.adapter.query<{ text: string | null; last_seq: number | null }>(withIds ? framesWithIds : framesWithoutIds, [id, afterSeq, limit]);
-    return page?.text && page.last_seq !== null ? { text: page.text, lastSeq: page.last_seq } : undefined;
+  async eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | LargeEvent | undefined> {
+    // Sizes first: the events joined below stay within INLINE_PAGE_BYTES, and a large one is read on its own.
+    const sizes = await this.adapter.query<{ seq: number; bytes: number }>(eventSizesAfter, [id, afterSeq, limit]);
+    if (sizes.length === 0) return undefined;
+    if (sizes[0]!.bytes > INLINE_TEXT_BYTES) return { largeSeq: sizes[0]!.seq };
+    let rows = 0;
+    for (let total = 0; rows < sizes.length && sizes[rows]!.bytes <= INLINE_TEXT_BYTES; rows++) {
+      total += sizes[rows]!.bytes;
+      if (rows > 0 && total > INLINE_PAGE_BYTES) break;
+    }
+    // Events never change once stored, and seqs have no gaps: these are the rows measured.
+    const [page] = await this.adapter.query<{ text: string | null; last_seq: number | null }>(withIds ? framesWithIds : framesWithoutIds, [id, afterSeq, rows]);
+    if (!page?.text || page.last_seq === null) return undefined;
+    return rows < sizes.length ? { text: page.text, lastSeq: page.last_seq, cut: true } : { text: page.text, lastSeq: page.last_seq };
   }
 
   async eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]> {
-    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: Buffer | string }>(pagesAfter, [id, afterSeq, limit]);
+    // Stored pages are about EVENT_PAGE_CHARS, unless one holds a large event: the pages stop before it.
+    const sizes = await this.adapter.query<{ bytes: number }>(pageSizesAfter, [id, afterSeq, limit]);
+    const large = sizes.findIndex((size) => size.bytes > INLINE_PAGE_BYTES);
+    const count = large < 0 ? sizes.length : large;
+    if (count === 0) return [];
+    const pages = await this.adapter.query<{ first_seq: number; last_seq: number; frames: Buffer | string }>(pagesAfter, [id, afterSeq, count]);
     return pages.map((page) => {
       const bytes = typeof page.frames === 'string' ? Buffer.from(page.frames) : page.frames;
       if (page.first_seq > afterSeq) return { bytes, lastSeq: page.last_seq };
@@ -334,9 +436,18 @@ export class DrizzleRunRepository implements RunRepository {
     return event;
   }
 
-  /** An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole frame. */
+  /**
+   * An ended run's frames joined into pages of about EVENT_PAGE_CHARS, each ending with a whole
+   * frame. They stop before its first event over INLINE_TEXT_BYTES: a replay reads that one on its
+   * own and the rest row by row (eventFramesAfter), and joining it here would hold the event loop.
+   */
   private async storePages(tx: Db, id: string): Promise<void> {
     const { runEvents: e, runEventPages: pages } = this.t;
+    const [large] = await tx
+      .select({ seq: min(e.seq) })
+      .from(e)
+      .where(and(eq(e.runId, id), gt(sql`octet_length(${e.data})`, INLINE_TEXT_BYTES)));
+    const before = large?.seq ?? null;
     const page = { frames: '', firstSeq: 0, lastSeq: 0 };
     const flush = async (): Promise<void> => {
       await tx.insert(pages).values({ runId: id, ...page });
@@ -349,7 +460,7 @@ export class DrizzleRunRepository implements RunRepository {
       rows = await tx
         .select({ seq: e.seq, data: e.data })
         .from(e)
-        .where(and(eq(e.runId, id), gt(e.seq, last)))
+        .where(and(eq(e.runId, id), gt(e.seq, last), before === null ? undefined : lt(e.seq, before)))
         .orderBy(e.seq)
         .limit(PAGE_SOURCE_ROWS);
       for (const row of rows) {
@@ -432,4 +543,32 @@ function hotStatements(adapter: DialectAdapter): {
       db.insert(e).values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') }),
     ),
   };
+}
+
+/** A row of viewColumns. */
+type ViewRow = RunHead & Record<RunTextColumn, string | null> & Record<`${RunTextColumn}Bytes`, number | null>;
+
+/** A run as read by viewColumns: a text left out but not null is a LargeText. */
+function toView(row: ViewRow): RunView {
+  const { promptBytes, responseBytes, errorBytes, prompt, response, error, ...head } = row;
+  const text = (value: string | null, bytes: number | null) => value ?? (bytes === null ? null : { largeBytes: Number(bytes) });
+  return { ...head, prompt: text(prompt, promptBytes) ?? '', response: text(response, responseBytes), error: text(error, errorBytes) };
+}
+
+/**
+ * The runs whose texts a page reads inline, per column: in the page's order, while their total
+ * stays within INLINE_PAGE_BYTES; each over INLINE_TEXT_BYTES is left out whatever the total.
+ */
+function inlineWithinPage(sizes: readonly ({ id: string } & Record<`${RunTextColumn}Bytes`, number | null>)[]): Record<RunTextColumn, string[]> {
+  const inline: Record<RunTextColumn, string[]> = { prompt: [], response: [], error: [] };
+  let total = 0;
+  for (const size of sizes) {
+    for (const column of ['prompt', 'response', 'error'] as const) {
+      const bytes = Number(size[`${column}Bytes`] ?? 0);
+      if (bytes > INLINE_TEXT_BYTES || total + bytes > INLINE_PAGE_BYTES) continue;
+      total += bytes;
+      inline[column].push(size.id);
+    }
+  }
+  return inline;
 }

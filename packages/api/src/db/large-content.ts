@@ -9,7 +9,7 @@ export const CONTENT_SLICE_BYTES = 256 * 1024;
  * on, so this bounds the memory large rows take however many clients read them: the others wait
  * their turn. A client that reads slowly keeps its turn longer; small messages never wait.
  */
-const LARGE_READS_AT_ONCE = 2;
+export const LARGE_READS_AT_ONCE = 2;
 
 /** Where the whole content of one stored message comes from: its UTF-8 bytes, or undefined when it is gone. */
 export type ContentLoader = (messageId: string) => Promise<Buffer | undefined>;
@@ -57,10 +57,19 @@ const turns = new Turns(LARGE_READS_AT_ONCE);
  * row is loaded off the event loop, and each slice decoded only when its reader asks for it. The
  * process-wide turn is held until the last slice is taken or the reader stops.
  */
-export async function* contentSlices(load: ContentLoader, messageId: string): AsyncGenerator<string> {
+export function contentSlices(load: ContentLoader, messageId: string): AsyncGenerator<string> {
+  return largeSlices(() => load(messageId));
+}
+
+/**
+ * Any large stored text (a message's content, a run's response, an event's data) as text a slice
+ * at a time, loaded by `load` under the same process-wide turn, so every kind of large read
+ * together holds at most LARGE_READS_AT_ONCE rows in memory.
+ */
+export async function* largeSlices(load: () => Promise<Buffer | undefined>): AsyncGenerator<string> {
   await turns.take();
   try {
-    const bytes = await load(messageId);
+    const bytes = await load();
     if (bytes === undefined) return;
     for (let start = 0; start < bytes.length; ) {
       const end = sliceEnd(bytes, start);

@@ -3,6 +3,7 @@ import type { ContentSource } from './content-worker.js';
 import type { DialectAdapter } from './dialect.js';
 import { workerContentLoader } from './large-content.js';
 import { DrizzleRepository } from './drizzle-repository.js';
+import { workerRunTextReader } from './run-texts.js';
 import { PostgresDialect } from './postgres-dialect.js';
 import type { ConversationRepository } from './repository.js';
 import { statementLogger } from './sql-logger.js';
@@ -20,5 +21,5 @@ export async function openRepository(config: DatabaseConfig, options: OpenOption
   // Other connections read large contents; an in-memory SQLite database has no other connection.
   const source: ContentSource | undefined =
     config.dialect === 'postgres' ? { dialect: 'postgres', url: config.url } : config.path === ':memory:' ? undefined : { dialect: 'sqlite', path: config.path };
-  return new DrizzleRepository(adapter, source && workerContentLoader(source));
+  return new DrizzleRepository(adapter, source && workerContentLoader(source), source && workerRunTextReader(source));
 }

@@ -43,3 +43,23 @@ export const pagesAfter: Statement = {
   postgres: 'select first_seq, last_seq, frames from run_event_pages where run_id = $1 and last_seq > $2 order by first_seq limit $3',
 };
 
+
+/*
+ * Sizes first: a replay reads how large the next events (or stored pages) are before reading
+ * them, so a large one is never built into a row on the event loop. octet_length reads neither
+ * SQLite's overflow pages nor PostgreSQL's TOAST.
+ */
+
+/** Seq and size in bytes of each event after `$2`, at most `$3`. */
+export const eventSizesAfter: Statement = {
+  name: 'mada_run_event_sizes',
+  sqlite: 'select seq, octet_length(data) as bytes from run_events where run_id = ? and seq > ? order by seq limit ?',
+  postgres: 'select seq, octet_length(data) as bytes from run_events where run_id = $1 and seq > $2 order by seq limit $3',
+};
+
+/** Bounds and size in bytes of each stored page from the one holding the event after `$2`, at most `$3`. */
+export const pageSizesAfter: Statement = {
+  name: 'mada_run_page_sizes',
+  sqlite: 'select first_seq, last_seq, octet_length(frames) as bytes from run_event_pages where run_id = ? and last_seq > ? order by first_seq limit ?',
+  postgres: 'select first_seq, last_seq, octet_length(frames) as bytes from run_event_pages where run_id = $1 and last_seq > $2 order by first_seq limit $3',
+};

@@ -45,6 +45,32 @@ export interface RunEventRecord {
   createdAt: Date;
 }
 
+/** A run's columns that may hold a large text (an old prompt, a long model answer). */
+export type RunTextColumn = 'prompt' | 'response' | 'error';
+
+/** A stored text left out of a read because it is large: its size, to be read a slice at a time. */
+export interface LargeText {
+  largeBytes: number;
+}
+
+/** A run without its texts: what the service needs of a run it only checks or follows. */
+export type RunHead = Omit<RunRecord, RunTextColumn>;
+
+/** A run as a client reads it: each text inline, or left out (LargeText) when it is large. */
+export interface RunView extends RunHead {
+  prompt: string | LargeText;
+  response: string | LargeText | null;
+  error: string | LargeText | null;
+}
+
+/**
+ * A text read with its run's row, on the event loop, is at most this large; a larger one is read
+ * by itself off the loop (`runTextSlices`). An event's data likewise (`eventSlices`).
+ */
+export const INLINE_TEXT_BYTES = 256 * 1024;
+/** The texts read inline for one page of runs, or for one page of events, together stay within this. */
+export const INLINE_PAGE_BYTES = 1024 * 1024;
+
 /** Frames are read and written about this many characters at a time (the stored pages' size too). */
 export const EVENT_PAGE_CHARS = 64 * 1024;
 /**
@@ -59,6 +85,13 @@ export interface EventFrames {
   text: string;
   /** Seq of the page's last event: the page holds every event after the requested seq up to it. */
   lastSeq: number;
+  /** The page stopped short for size (INLINE_PAGE_BYTES) before events already stored. */
+  cut?: boolean;
+}
+
+/** The next event to replay is large: its data is read by itself, a slice at a time (`eventSlices`). */
+export interface LargeEvent {
+  largeSeq: number;
 }
 
 /**
@@ -165,8 +198,17 @@ export interface RunRepository {
   findRun(id: string): Promise<RunRecord | undefined>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;
-  /** The user's runs, newest first, optionally of one status, with the total that matches. */
-  listRuns(userId: string, page: RunListPage): Promise<{ items: RunRecord[]; total: number }>;
+  /** The run as a client reads it: large texts left out (INLINE_TEXT_BYTES). */
+  viewRun(id: string): Promise<RunView | undefined>;
+  /**
+   * The user's runs, newest first, optionally of one status, with the total that matches; texts
+   * inline only while the page's stay within INLINE_PAGE_BYTES, the others left out.
+   */
+  listRuns(userId: string, page: RunListPage): Promise<{ items: RunView[]; total: number }>;
+  /** A text of a run left out of a view, a slice at a time, read off the event loop; empty when it is gone. */
+  runTextSlices(runId: string, column: RunTextColumn): AsyncIterable<string>;
+  /** The data of one event, a slice at a time, read off the event loop (a LargeEvent). */
+  eventSlices(runId: string, seq: number): AsyncIterable<string>;
   /**
    * Applies `changes`; with `onlyIf`, only while the run's status is one of those (a cancel loses
    * to the run's own end, say). Undefined when the run is gone or the condition failed.
@@ -184,18 +226,23 @@ export interface RunRepository {
    * PAGED_RUN_MIN_EVENTS events or more gets its frames stored in pages too (`eventPagesAfter`). Undefined when the run had already ended or is gone: then nothing changes.
    */
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
-  /** How many characters the events after `afterSeq` hold: what a follower at that point has yet to send. */
+  /**
+   * How many bytes (UTF-8) the events after `afterSeq` hold: what a follower at that point has yet
+   * to send. Sizes only: no event's data is read.
+   */
   eventTextAfter(id: string, afterSeq: number): Promise<number>;
   /** Events with seq > afterSeq, in order, at most `limit`: replay a page at a time. */
   eventsAfter(id: string, afterSeq: number, limit: number): Promise<RunEventRecord[]>;
   /**
    * Events with seq > afterSeq, at most `limit`, rendered as SSE frames in one string (`withIds`:
-   * with their `id:` lines); undefined when there are none.
+   * with their `id:` lines); fewer when they are large (INLINE_PAGE_BYTES); a LargeEvent when the
+   * next one is over INLINE_TEXT_BYTES; undefined when there are none.
    */
-  eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | undefined>;
+  eventFramesAfter(id: string, afterSeq: number, limit: number, withIds: boolean): Promise<EventFrames | LargeEvent | undefined>;
   /**
    * For an ended run with stored pages: up to `limit` pages of frames (with `id:` lines), the first
-   * one starting at seq afterSeq + 1; none when the run has no pages or none past afterSeq.
+   * one starting at seq afterSeq + 1; none when the run has no pages or none past afterSeq. Pages
+   * stop before one over INLINE_PAGE_BYTES (it holds a large event): the events from there are read row by row.
    */
   eventPagesAfter(id: string, afterSeq: number, limit: number): Promise<FrameBytes[]>;
   /** Extends the leases of every active run this replica owns. */

@@ -1,12 +1,12 @@
 import type { FastifyReply } from 'fastify';
-import type { RunRecord } from '../db/run-repository.js';
+import type { RunHead } from '../db/run-repository.js';
 import type { RunService } from '../runs/run-service.js';
 import { SseStream } from './sse.js';
 
 export interface RunEventStreamOptions {
   runs: RunService;
   /** The run as the route read it (its ownership check). */
-  run: RunRecord;
+  run: RunHead;
   after: number;
   /** `id: <n>` lines for resumable streams; the legacy streams send `data:` lines only. */
   withIds: boolean;
@@ -14,8 +14,8 @@ export interface RunEventStreamOptions {
   /** Called when the client goes away before the last frame (legacy streams cancel their run). */
   onClientGone?: () => void;
   /**
-   * Legacy streams: a client that falls further behind than this (stored but unsent events plus
-   * what waits in the socket) has its stream closed, which cancels its run as a disconnect does.
+   * Legacy streams: a client that falls further behind than this, in bytes (stored but unsent events
+   * plus what waits in the socket), has its stream closed, which cancels its run as a disconnect does.
    */
   maxBacklogChars?: number;
 }
@@ -36,7 +36,7 @@ export async function streamRunEvents(reply: FastifyReply, options: RunEventStre
       after: options.after,
       withIds: options.withIds,
       signal: stream.signal,
-      deliver: (frames, lastSeq) => deliverWatched(reply, stream.sendRaw(frames), lastSeq, options),
+      deliver: (frames, lastSeq, open) => deliverWatched(reply, stream.sendRaw(frames, open), lastSeq, options),
     });
     finished = !stream.signal.aborted;
   } finally {

@@ -16,6 +16,8 @@ export class SseStream {
   private readonly controller = new AbortController();
   private readonly ping: NodeJS.Timeout;
   private ended = false;
+  /** The last text sent ended inside a frame (sendRaw `open`). */
+  private open = false;
   /** Sends the headers alone unless a frame took them along first. */
   private headers: NodeJS.Immediate | undefined;
 
@@ -40,7 +42,8 @@ export class SseStream {
       if (!this.ended) this.controller.abort(new Error('client disconnected'));
       this.stop();
     });
-    this.ping = setInterval(() => this.write(': ping\n\n'), pingIntervalMs);
+    // Never inside a frame sent in pieces.
+    this.ping = setInterval(() => this.open || this.write(': ping\n\n'), pingIntervalMs);
     this.ping.unref();
   }
 
@@ -54,11 +57,13 @@ export class SseStream {
 
   /**
    * Writes an encoded frame and resolves once the socket has taken it (or the client is gone), so
-   * a caller that awaits each frame never holds more than one unsent.
+   * a caller that awaits each frame never holds more than one unsent. `open`: the text ends inside
+   * a frame, which the next call goes on with.
    */
-  sendRaw(text: string | Buffer): Promise<void> {
+  sendRaw(text: string | Buffer, open = false): Promise<void> {
     const raw = this.reply.raw;
     if (this.ended || raw.destroyed) return Promise.resolve();
+    this.open = open;
     this.sendingHeaders();
     if (raw.write(text)) return Promise.resolve();
     return new Promise((resolve) => {

@@ -1,5 +1,5 @@
 import type { RunEventBus } from './event-bus.js';
-import { ACTIVE_RUN_STATUSES, EVENT_PAGE_CHARS, type EventFrames, type RunEventRecord, type RunRecord, type RunRepository } from '../db/run-repository.js';
+import { ACTIVE_RUN_STATUSES, EVENT_PAGE_CHARS, type EventFrames, type RunEventRecord, type RunHead, type RunRepository } from '../db/run-repository.js';
 /** Rows of the first page, before the size of the run's frames is known. */
 const FIRST_PAGE_ROWS = 100;
 /** Stored pages read at a time: a few reads for a long replay, a few hundred KiB held at most. */
@@ -16,10 +16,11 @@ export interface FollowOptions {
   /** Frames with `id:` lines (resumable streams) or `data:` lines only (legacy streams). */
   withIds: boolean;
   /**
-   * Delivers the next frames, in order, and the seq of the last one; resolves once the consumer
-   * can take more (backpressure).
+   * Delivers the next frames, in order, and the seq of the last whole one; resolves once the
+   * consumer can take more (backpressure). `open`: the last frame goes on in the next delivery (a
+   * large event, sent a slice at a time), and nothing else may be written in between.
    */
-  deliver(frames: string | Buffer, lastSeq: number): Promise<void>;
+  deliver(frames: string | Buffer, lastSeq: number, open?: boolean): Promise<void>;
   /** Stops following (the client went away). */
   signal: AbortSignal;
   /**
@@ -31,7 +32,7 @@ export interface FollowOptions {
 }
 
 /** What a follower may take from the run as read before following (FollowOptions.seen). */
-export const seenRun = (run: Pick<RunRecord, 'status' | 'lastEventId'>): NonNullable<FollowOptions['seen']> => ({
+export const seenRun = (run: Pick<RunHead, 'status' | 'lastEventId'>): NonNullable<FollowOptions['seen']> => ({
   active: ACTIVE_RUN_STATUSES.includes(run.status),
   lastEventId: run.lastEventId,
 });
@@ -116,6 +117,12 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
       const handed = carried.takeAfter(last);
       const page = handed ? framesOf(handed, options.withIds) : await store.eventFramesAfter(runId, last, rows, options.withIds);
       if (signal.aborted) return;
+      if (page && 'largeSeq' in page) {
+        if (await deliverLarge(options, page.largeSeq)) return;
+        last = page.largeSeq;
+        firstLook = false;
+        continue;
+      }
       if (page) {
         // Seqs have no gaps, so the page holds lastSeq - last events.
         const count = page.lastSeq - last;
@@ -126,7 +133,7 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         if (!handed) {
           const full = count === rows;
           rows = Math.min(MAX_PAGE_ROWS, Math.max(1, Math.floor((EVENT_PAGE_CHARS * count) / page.text.length)));
-          if (full) continue;
+          if (full || page.cut) continue;
         }
         if (pending) continue;
         // Events came and the last one was not final: the run was active, and its end will be published.
@@ -138,7 +145,7 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
         if (pending) continue;
       } else {
         // Only a read that found nothing asks the store whether the run is still there.
-        const run = await store.findRun(runId);
+        const run = await store.viewRun(runId);
         // A run's end and its final event are stored together: an ended run has nothing more to come.
         if (!run || !ACTIVE_RUN_STATUSES.includes(run.status)) {
           if (run && run.lastEventId > last) continue;
@@ -162,6 +169,30 @@ export async function followRunEvents(options: FollowOptions): Promise<void> {
     unsubscribe();
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Delivers one large event's frame a slice at a time, read off the event loop, each slice once the
+ * one before was taken. Whether the stream is over: the frame was the run's final one, the client
+ * went away, or the event is gone (its run deleted).
+ */
+async function deliverLarge(options: FollowOptions, seq: number): Promise<boolean> {
+  let head: string | undefined = `${options.withIds ? `id: ${seq}\n` : ''}data: `;
+  let final = false;
+  for await (const slice of options.store.eventSlices(options.runId, seq)) {
+    if (options.signal.aborted) return true;
+    if (head === undefined) {
+      await options.deliver(slice, seq - 1, true);
+      continue;
+    }
+    // Slices are hundreds of KiB: the first holds the event's name.
+    final = slice.startsWith('{"event":"done"') || slice.startsWith('{"event":"error"');
+    await options.deliver(head + slice, seq - 1, true);
+    head = undefined;
+  }
+  if (head !== undefined) return true;
+  await options.deliver('\n\n', seq);
+  return final;
 }
 
 /** Events handed over by the bus, as the frames a page read would have given. */

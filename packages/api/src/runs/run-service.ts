@@ -6,8 +6,11 @@ import {
   RunConversationActiveError,
   RunConversationGoneError,
   type CreatedRun,
+  type RunHead,
   type RunRecord,
   type RunRepository,
+  type RunTextColumn,
+  type RunView,
   type RunStatus,
 } from '../db/run-repository.js';
 import type { AppendResult } from '../db/repository.js';
@@ -191,18 +194,18 @@ export class RunService {
     return { run, created: true };
   }
 
-  /** The run as stored; 404 unknown, 403 another user's. */
-  async get(id: string, userId: string): Promise<RunRecord> {
+  /** The run as stored, its large texts left out (`textSlices` reads them); 404 unknown, 403 another user's. */
+  async get(id: string, userId: string): Promise<RunView> {
     const run = await this.anyUsers(id);
     if (run.userId !== userId) throw new RunForbiddenError();
     return run;
   }
 
-  /** The run as stored whoever owns it (an admin's cancel); 404 unknown. */
-  private async anyUsers(id: string): Promise<RunRecord> {
+  /** The run as `get` reads it, whoever owns it (an admin's cancel); 404 unknown. */
+  private async anyUsers(id: string): Promise<RunView> {
     // PostgreSQL refuses to compare a uuid column with text that is not one.
     if (!UUID.test(id)) throw new RunNotFoundError();
-    const run = await this.options.store.findRun(id.toLowerCase());
+    const run = await this.options.store.viewRun(id.toLowerCase());
     if (!run) throw new RunNotFoundError();
     return run;
   }
@@ -212,11 +215,11 @@ export class RunService {
    * stored ones first, then each new one once it is stored. `deliver` is awaited before the next
    * frames are read (backpressure). `run` is the run as the caller read it (its ownership check).
    */
-  follow(run: RunRecord, options: { after: number; withIds: boolean; signal: AbortSignal; deliver: FollowOptions['deliver'] }): Promise<void> {
+  follow(run: RunHead, options: { after: number; withIds: boolean; signal: AbortSignal; deliver: FollowOptions['deliver'] }): Promise<void> {
     return followRunEvents({ store: this.options.store, bus: this.options.bus, runId: run.id, seen: seenRun(run), ...options });
   }
 
-  /** Characters of a run's events stored after seq `seq`: how far behind a follower there is. */
+  /** Bytes (UTF-8) of a run's events stored after seq `seq`: how far behind a follower there is. */
   storedAfter(runId: string, seq: number): Promise<number> {
     return this.options.store.eventTextAfter(runId, seq);
   }
@@ -229,8 +232,14 @@ export class RunService {
     return parsed?.success ? parsed.data : undefined;
   }
 
-  list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunRecord[]; total: number }> {
+  /** The user's runs, newest first; large texts left out as in `get`. */
+  list(userId: string, page: { limit: number; offset: number; status?: RunStatus }): Promise<{ items: RunView[]; total: number }> {
     return this.options.store.listRuns(userId, { limit: page.limit, offset: page.offset, status: page.status ?? null });
+  }
+
+  /** A text `get` or `list` left out, a slice at a time, read off the event loop. */
+  textSlices(runId: string, column: RunTextColumn): AsyncIterable<string> {
+    return this.options.store.runTextSlices(runId, column);
   }
 
   /** Waits for a run executing in this process to end (the blocking legacy routes). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationRepository } from '../../src/db/repository.js';
-import { RunConversationActiveError, RunConversationGoneError, type NewRun, type RunRepository } from '../../src/db/run-repository.js';
+import { RunConversationActiveError, RunConversationGoneError, type EventFrames, type NewRun, type RunRepository } from '../../src/db/run-repository.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
 const at = (iso: string) => new Date(iso);
@@ -190,10 +190,55 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
   it('renders a long page in seq order', async () => {
     const run = await create({ status: 'running' });
     for (let i = 1; i <= 1200; i++) await runs.appendActiveEvent(run.id, `{"n":${i}}`, T0);
-    const page = await runs.eventFramesAfter(run.id, 100, 1000, true);
+    const page = (await runs.eventFramesAfter(run.id, 100, 1000, true)) as EventFrames | undefined;
     expect(page?.lastSeq).toBe(1100);
     const seqs = [...page!.text.matchAll(/^id: (\d+)\ndata: \{"n":(\d+)\}$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
     expect(seqs).toEqual(Array.from({ length: 1000 }, (_, i) => [i + 101, i + 101]));
+  });
+
+  const joined = async (slices: AsyncIterable<string>): Promise<string> => {
+    let text = '';
+    for await (const slice of slices) text += slice;
+    return text;
+  };
+
+  it('leaves a run’s texts over 256 KiB out of what it reads, and a page’s past 1 MiB, and reads them whole a slice at a time', async () => {
+    const prompt = `ü${'p'.repeat(300 * 1024)}`;
+    const big = await create({ prompt, now: minutes(10) });
+    await runs.updateRun(big.id, { response: 'short' });
+    expect(await runs.viewRun(big.id)).toMatchObject({ id: big.id, prompt: { largeBytes: 300 * 1024 + 2 }, response: 'short', error: null });
+    expect(await joined(runs.runTextSlices(big.id, 'prompt'))).toBe(prompt);
+    // Six answers of 200 KiB: the first five fit in a page's 1 MiB, the sixth is left out.
+    const answers = Array.from({ length: 6 }, (_, i) => `${i}${'a'.repeat(200 * 1024 - 1)}`);
+    for (const [i, answer] of answers.entries()) {
+      const run = await create({ now: minutes(9 - i) });
+      await runs.updateRun(run.id, { response: answer });
+    }
+    const { items, total } = await runs.listRuns('alice', { limit: 10, offset: 0, status: null });
+    expect(total).toBe(7);
+    expect(items.map((run) => run.prompt)).toEqual([{ largeBytes: 300 * 1024 + 2 }, ...Array<string>(6).fill('fix the build')]);
+    expect(items.slice(1).map((run) => run.response)).toEqual([...answers.slice(0, 5), { largeBytes: 200 * 1024 }]);
+    expect(await joined(runs.runTextSlices(items[6]!.id, 'response'))).toBe(answers[5]);
+    expect(await joined(runs.runTextSlices(randomUUID(), 'error'))).toBe('');
+  });
+
+  it('measures events before joining them: a page stops at 1 MiB, and an event over 256 KiB is read on its own', async () => {
+    const run = await create({ status: 'running' });
+    const event = (kib: number, tag: string) => `{"event":"chunk","data":"${tag}${'x'.repeat(kib * 1024)}"}`;
+    const texts = ['{"event":"chunk","data":"small"}', ...Array.from({ length: 6 }, (_, i) => event(200, `${i}`)), event(300, 'large'), '{"event":"done"}'];
+    for (const text of texts) await runs.appendActiveEvent(run.id, text, T0);
+    const frames = (from: number, to: number) =>
+      texts
+        .slice(from, to)
+        .map((text, i) => `id: ${from + i + 1}\ndata: ${text}\n\n`)
+        .join('');
+    expect(await runs.eventFramesAfter(run.id, 0, 100, true)).toEqual({ text: frames(0, 6), lastSeq: 6, cut: true });
+    expect(await runs.eventFramesAfter(run.id, 6, 100, true)).toEqual({ text: frames(6, 7), lastSeq: 7, cut: true });
+    expect(await runs.eventFramesAfter(run.id, 7, 100, true)).toEqual({ largeSeq: 8 });
+    expect(await joined(runs.eventSlices(run.id, 8))).toBe(texts[7]);
+    expect(await runs.eventFramesAfter(run.id, 8, 100, true)).toEqual({ text: frames(8, 9), lastSeq: 9 });
+    // What a follower has yet to send, in bytes, without reading the events.
+    expect(await runs.eventTextAfter(run.id, 6)).toBe(Buffer.byteLength(texts.slice(6).join('')));
   });
 
   it('stores a long run’s frames in pages when it ends, and cuts the page at any seq', async () => {

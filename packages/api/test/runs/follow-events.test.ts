@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunEventRecord, RunRepository } from '../../src/db/run-repository.js';
 import { LocalEventBus } from '../../src/runs/event-bus.js';
@@ -155,7 +157,7 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     await store(DONE, 'with event');
     await finished;
     expect(delivered).toEqual([1, 2]);
-    expect(reads).not.toContain('findRun');
+    expect(reads).not.toContain('viewRun');
     expect(reads).not.toContain('eventPagesAfter');
   });
 
@@ -185,10 +187,10 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
     const answered = new Promise<void>((resolve) => (answer = resolve));
     // The store's answer is held back until the client has gone, as a slow database would.
     const slowStore: RunRepository = Object.assign(Object.create(runs) as RunRepository, {
-      findRun: async (id: string) => {
+      viewRun: async (id: string) => {
         asked();
         await answered;
-        return runs.findRun(id);
+        return runs.viewRun(id);
       },
     });
     const client = new AbortController();
@@ -201,5 +203,79 @@ describe.each(DIALECTS)('following a run on %s', (dialect) => {
 
     // The bus's own poll (a minute in one process) would otherwise be what ends it.
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('replays a long run with large events exactly, never handing over more than about 1 MiB at a time', async () => {
+    // A long run's stored pages stop before its 1.5 MiB event; from there events are read row by
+    // row, and each large one (the 400 KiB one too) a slice at a time.
+    const texts = Array.from({ length: 1100 }, (_, i) => {
+      const big = i === 499 ? 1536 * 1024 : i === 799 ? 400 * 1024 : 0;
+      return `{"event":"chunk","data":"${big ? 'x'.repeat(big) : `part ${i + 1}`}"}`;
+    });
+    for (const text of texts) await runs.appendActiveEvent(runId, text, T0);
+    await runs.endRun(runId, DONE, T0, { status: 'succeeded', response: null, error: null }, NO_USAGE);
+    // Its stored pages end before the large event, which was never joined into one.
+    expect((await runs.eventPagesAfter(runId, 0, 100)).at(-1)?.lastSeq).toBe(499);
+    const all = [...texts, DONE].map((data, i) => ({ id: i + 1, data }));
+    for (const after of [0, 700]) {
+      let text = '';
+      let largest = 0;
+      await followRunEvents({
+        store: runs,
+        bus,
+        runId,
+        after,
+        withIds: true,
+        signal: new AbortController().signal,
+        deliver: async (frames) => {
+          text += frames.toString();
+          largest = Math.max(largest, frames.length);
+        },
+      });
+      expect(parseEventFrames(text)).toEqual(all.slice(after));
+      expect(largest).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024);
+    }
+  });
+
+  /** Runs `sql` (`?` placeholders, numbered for PostgreSQL) on a connection of its own, as an earlier version's writes. */
+  const rawWrite = async (sql: string, params: unknown[]): Promise<void> => {
+    if (dialect === 'sqlite') {
+      const file = new Database(db.url.slice('sqlite:///'.length));
+      file.prepare(sql).run(...params);
+      file.close();
+      return;
+    }
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    let n = 0;
+    await client.query(sql.replace(/\?/g, () => `$${++n}`), params);
+    await client.end();
+  };
+
+  it('replays pages an earlier version stored around a large event from the events instead', async () => {
+    const texts = Array.from({ length: 1100 }, (_, i) => `{"event":"chunk","data":"${i === 499 ? 'x'.repeat(1536 * 1024) : `part ${i + 1}`}"}`);
+    for (const text of texts) await runs.appendActiveEvent(runId, text, T0);
+    await runs.endRun(runId, DONE, T0, { status: 'succeeded', response: null, error: null }, NO_USAGE);
+    const all = [...texts, DONE].map((data, i) => ({ id: i + 1, data }));
+    // Pages as they were stored before: cut after the frame that took one past 64 Ki characters.
+    const frames = (from: number, to: number) => all.slice(from, to).map((frame) => `id: ${frame.id}\ndata: ${frame.data}\n\n`).join('');
+    await rawWrite('delete from run_event_pages where run_id = ?', [runId]);
+    await rawWrite('insert into run_event_pages (run_id, first_seq, last_seq, frames) values (?, ?, ?, ?), (?, ?, ?, ?)', [runId, 1, 500, frames(0, 500), runId, 501, 1101, frames(500, 1101)]);
+    let text = '';
+    let largest = 0;
+    await followRunEvents({
+      store: runs,
+      bus,
+      runId,
+      after: 0,
+      withIds: true,
+      signal: new AbortController().signal,
+      deliver: async (piece) => {
+        text += piece.toString();
+        largest = Math.max(largest, piece.length);
+      },
+    });
+    expect(parseEventFrames(text)).toEqual(all);
+    expect(largest).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024);
   });
 });

@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   CancelledRunResponse,
@@ -23,6 +25,7 @@ import { assertMessageFits, type MessageLimits } from '../message-limit.js';
 import { answerStarted } from '../run-started.js';
 import { lastEventId } from '../last-event-id.js';
 import { streamRunEvents } from '../run-event-stream.js';
+import { hasLargeText, inlineRunResponse, streamedRun, streamedRunList, type RunTexts } from '../streamed-run.js';
 
 export interface RunRoutesOptions {
   runs: RunService;
@@ -37,6 +40,8 @@ const security = [{ ApiKey: [] }];
 const ownedErrors = { 403: ErrorResponse, 404: ErrorResponse };
 
 export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { runs, engine, approvals, messageLimits, pingIntervalMs }) => {
+  const texts: RunTexts = (runId, column) => runs.textSlices(runId, column);
+
   app.post(
     '/runs',
     {
@@ -78,10 +83,11 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
         response: { 200: RunListResponse, 422: ValidationErrorResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { limit, offset, status } = request.query;
       const { items, total } = await runs.list(request.caller.userId, { limit, offset, ...(status ? { status } : {}) });
-      return { runs: items.map(toRunResponse), total };
+      if (items.some(hasLargeText)) return sendStreamed(reply, streamedRunList(items, total, texts));
+      return { runs: items.map(inlineRunResponse), total };
     },
   );
 
@@ -90,7 +96,10 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
     {
       schema: { tags, security, summary: 'One run', params: RunParams, response: { 200: RunResponse, ...ownedErrors } },
     },
-    async (request) => toRunResponse(await runs.get(request.params.run_id, request.caller.userId)),
+    async (request, reply) => {
+      const run = await runs.get(request.params.run_id, request.caller.userId);
+      return hasLargeText(run) ? sendStreamed(reply, streamedRun(run, texts)) : inlineRunResponse(run);
+    },
   );
 
   app.get(
@@ -147,3 +156,8 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
     },
   );
 };
+
+/** The schemas above document these bodies; a stream goes out as written, past the serializer. */
+function sendStreamed(reply: FastifyReply, body: Readable): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
+}
