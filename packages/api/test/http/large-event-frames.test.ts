@@ -29,7 +29,7 @@ describe('a large event read by a slow client', () => {
     );
     const events = [JSON.stringify({ event: 'response', data: 'é\n'.repeat(2 * 1024 * 1024) }), '{"event":"done","mode":"default"}'];
     await runs.appendActiveEvent(run.id, events[0]!, now);
-    await runs.endRun(run.id, events[1]!, now, { status: 'succeeded', response: null, error: null }, { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
+    await runs.endRun(run.id, events[1]!, now, { status: 'succeeded', response: null, error: null }, { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 });
 
     // Node's own client: while the loop below sleeps, the socket is not read, and the service waits.
     const response = await new Promise<IncomingMessage>((resolve, reject) => get(`${base}/runs/${run.id}/events`, { headers: { 'x-api-key': KEY } }, resolve).on('error', reject));

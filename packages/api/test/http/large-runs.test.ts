@@ -91,7 +91,7 @@ describe.each(DIALECTS)('a run with a 32 MiB answer read by several clients at o
     });
     const { run } = await runs.createRun(newRun({ prompt, status: 'running', startedAt: now }), { idempotentSince: now });
     await runs.appendActiveEvent(run.id, events[0]!, now);
-    await runs.endRun(run.id, events[1]!, now, { status: 'succeeded', response, error: null }, { modelCalls: 1, toolCalls: 0, inputTokens: 1, outputTokens: 1 });
+    await runs.endRun(run.id, events[1]!, now, { status: 'succeeded', response, error: null }, { model_calls: 1, tool_calls: 0, input_tokens: 1, output_tokens: 1 });
     // A small run beside it: a page of runs holds both.
     await runs.createRun(newRun({ now: new Date(now.getTime() - 1000) }), { idempotentSince: now });
     if (dialect === 'sqlite') {
