@@ -2,7 +2,9 @@ import { realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { locateProgram } from '../tools/sandbox/exec/program-path.js';
 import { isWithin } from '../tools/sandbox/paths.js';
-import { SandboxLauncher, type Usable } from '../tools/sandbox/launcher.js';
+import { bwrapArguments, type SandboxSpec } from '../tools/sandbox/bubblewrap.js';
+import type { Usable } from '../tools/sandbox/launcher.js';
+import { limitedCommand } from '../tools/sandbox/resource-limits.js';
 import { SYSTEM_DIRECTORIES } from '../tools/sandbox/system-view.js';
 
 /**
@@ -31,35 +33,37 @@ export interface ConfinedTree {
 export interface ConfinedLaunch {
   file: string;
   args: string[];
-  dispose(): void;
 }
 
 /** git threads (preload-index, status) count towards the pids limit. */
 const MAX_PROCESSES = 64;
 
-/** bwrap's command line for `git ...gitArgs` over the held tree, with `gitDir` (a real path) writable and the memory cap of git.ts. */
+/**
+ * bwrap's command line for `git ...gitArgs` over the held tree, with `gitDir` (a real path)
+ * writable and git.ts's memory cap. No pids cgroup, unlike the tools' launcher: git runs with a
+ * config of the service's making that names no program, so it starts none, and the cgroup's
+ * shell costs a process per git command, of which a snapshot runs several.
+ */
 export function confinedGit(tree: ConfinedTree, gitDir: string, memoryBytes: number, gitArgs: readonly string[]): ConfinedLaunch {
   const git = locateProgram('git', process.env.PATH ?? '/usr/bin:/bin');
   if (git === undefined) throw new Error('git is not installed');
   const real = realpathSync(git);
   // A git installed outside the system directories (its libexec beside it) is shown read-only.
   const toolchains = SYSTEM_DIRECTORIES.some((system) => isWithin(system, real)) ? [] : [dirname(dirname(real))];
-  const spec = {
+  const { availability } = tree;
+  const inner = limitedCommand(availability.prlimitPath, { memoryMb: Math.ceil(memoryBytes / (1024 * 1024)), maxProcesses: MAX_PROCESSES }, [real, ...gitArgs]);
+  const spec: SandboxSpec = {
     allowedPaths: [gitDir],
     writable: true,
     network: false,
     readOnlyPaths: [],
-    hiddenPaths: [],
+    // The staged /etc, should the shadow repository's directory hold it.
+    hiddenPaths: [availability.etc],
     toolchains,
     tmpBytes: 1024 * 1024,
     boundDirectories: [{ fd: CONFINED_TREE_FD, target: CONFINED_WORK_TREE, readOnly: true }],
+    etc: availability.etc,
+    cwd: CONFINED_WORK_TREE,
   };
-  const launcher = new SandboxLauncher(tree.availability, spec, { memoryMb: Math.ceil(memoryBytes / (1024 * 1024)), maxProcesses: MAX_PROCESSES });
-  try {
-    const { file, args } = launcher.launch(real, gitArgs, CONFINED_WORK_TREE);
-    return { file, args, dispose: () => launcher.dispose() };
-  } catch (error) {
-    launcher.dispose();
-    throw error;
-  }
+  return { file: availability.bwrapPath, args: bwrapArguments(spec, inner) };
 }

@@ -119,7 +119,6 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
       clearTimeout(timer);
       stopWatch();
       stop();
-      launch.dispose();
       reject(new Error('git could not be started: no pipes'));
       return;
     }
@@ -145,13 +144,11 @@ export function runGit(target: GitTarget, args: readonly string[], options: GitO
     child.on('error', (error) => {
       clearTimeout(timer);
       stopWatch();
-      launch.dispose();
       reject(error);
     });
     child.on('close', (code) => {
       clearTimeout(timer);
       stopWatch();
-      launch.dispose();
       if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated, warnings: warningsIn(stderr) });
       else reject(new GitError(args, code, stderr));
     });
@@ -168,7 +165,6 @@ interface Launch {
   stdio: ('pipe' | number)[];
   /** What differs from gitEnvironment's. */
   env?: NodeJS.ProcessEnv;
-  dispose(): void;
 }
 
 /**
@@ -185,7 +181,6 @@ function plainLaunch(target: GitTarget, memoryBytes: number, args: readonly stri
     // Paths given to git are relative to its current directory inside the work tree: its top.
     cwd: target.workTree === '' ? target.gitDir : target.workTree,
     stdio: ['pipe', 'pipe', 'pipe'],
-    dispose: () => undefined,
   };
 }
 
@@ -193,10 +188,10 @@ function plainLaunch(target: GitTarget, memoryBytes: number, args: readonly stri
 function confinedLaunch(confined: ConfinedTree, gitDir: string, memoryBytes: number, args: readonly string[]): Launch {
   // Bound at its real path, which is how git must name it inside.
   const realGitDir = realpathSync(gitDir);
-  const { file, args: launchArgs, dispose } = confinedGit(confined, realGitDir, memoryBytes, [...SAFE_CONFIG, ...args]);
+  const { file, args: launchArgs } = confinedGit(confined, realGitDir, memoryBytes, [...SAFE_CONFIG, ...args]);
   const stdio: ('pipe' | number)[] = ['pipe', 'pipe', 'pipe'];
   stdio[CONFINED_TREE_FD] = confined.dirFd;
-  return { file, args: launchArgs, cwd: realGitDir, stdio, env: { GIT_DIR: realGitDir }, dispose };
+  return { file, args: launchArgs, cwd: realGitDir, stdio, env: { GIT_DIR: realGitDir } };
 }
 
 function killGroup(pid: number | undefined): void {
