@@ -3,13 +3,21 @@ import { join } from 'node:path';
 import type { RunHead, RunRecord } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { errorMessage } from '../util/error-message.js';
-import { detectSandbox, isAvailable } from '../tools/sandbox/launcher.js';
+import { detectSandbox, isAvailable, SandboxProbes } from '../tools/sandbox/launcher.js';
 import { changedPaths, describeChanges, type Changes } from './changes.js';
-import { FilesChangedError, NoCheckpointError, RevertRefusedError, RevertSandboxUnavailableError, RunInProgressError, WorkingDirChangedError } from './errors.js';
+import {
+  FilesChangedError,
+  NoCheckpointError,
+  RevertRefusedError,
+  RevertSandboxUnavailableError,
+  RunInProgressError,
+  SnapshotSandboxUnavailableError,
+  WorkingDirChangedError,
+} from './errors.js';
 import { writeObject } from './loose-store.js';
 import { changedSinceRun, restore } from './revert.js';
 import { restoreInSandbox } from './sandboxed-restore.js';
-import { fromBytes, ShadowRepo } from './shadow-repo.js';
+import { fromBytes, ShadowRepo, type Snapshot, type TreeAccess } from './shadow-repo.js';
 import { openWorkingDir, stillLeadsTo, type DirIdentity, type PinnedDir } from './working-dir-pin.js';
 
 export interface CheckpointOptions {
@@ -23,8 +31,9 @@ export interface CheckpointOptions {
   gitMemoryBytes?: number;
   log: { warn(object: object, message: string): void };
   /**
-   * SANDBOX_ENABLED, SANDBOX_MEMORY_MB, SANDBOX_MAX_PROCESSES: a revert writes inside the sandbox,
-   * and refuses when it is on but not working. Absent: on, with the default limits.
+   * SANDBOX_ENABLED, SANDBOX_MEMORY_MB, SANDBOX_MAX_PROCESSES: a snapshot's git reads and a revert
+   * writes inside the sandbox, and both refuse when it is on but not working. Absent: on, with the
+   * default limits.
    */
   sandbox?: { enabled: boolean; memoryMb: number; maxProcesses: number };
 }
@@ -71,6 +80,8 @@ export class CheckpointService {
   private readonly repos = new Map<string, ShadowRepo>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly failures = new Map<string, string>();
+  /** Whether snapshots can run git sandboxed: probed once, like the tools' sandbox. */
+  private readonly probes = new SandboxProbes();
 
   constructor(private readonly options: CheckpointOptions) {}
 
@@ -223,16 +234,23 @@ export class CheckpointService {
   /**
    * Takes one snapshot of the pinned working directory; true when it was stored, false when it
    * failed (the reason is recorded). The path must lead to the pinned directory before and after
-   * git reads it: a run that swapped it meanwhile gets no snapshot of what stands there now.
+   * the snapshot, which reads the tree through that directory held open meanwhile (treeAccess): a
+   * run that swaps the path for a link and back while git reads still gets only its own files.
    */
   private async take(runId: string, workingDir: string, label: 'before' | 'after', pin: DirIdentity | undefined): Promise<boolean> {
     const repo = this.repoFor(workingDir);
     try {
       return await this.locked(repo, async () => {
         if (!pin) throw new WorkingDirChangedError(workingDir);
-        this.checkPin(workingDir, pin);
-        await repo.ensure();
-        const snapshot = await repo.snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
+        const dir = openWorkingDir(workingDir, pin);
+        let snapshot: Snapshot;
+        try {
+          await repo.ensure();
+          const access = await this.treeAccess(dir);
+          snapshot = await repo.through(access).snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
+        } finally {
+          dir.close();
+        }
         this.checkPin(workingDir, pin);
         const refs: [string, string][] = snapshot.head ? [['HEAD', snapshot.head]] : [];
         if (label === 'before') {
@@ -258,6 +276,19 @@ export class CheckpointService {
       );
       return false;
     }
+  }
+
+  /**
+   * How a snapshot reads the held directory: git inside the sandbox, bound to it by descriptor.
+   * With the sandbox on but not working, no snapshot (fail closed); only the operator's
+   * SANDBOX_ENABLED=false lets git read by the path, between the two checks of the pin.
+   */
+  private async treeAccess(dir: PinnedDir): Promise<TreeAccess> {
+    const { enabled } = this.options.sandbox ?? DEFAULT_SANDBOX;
+    const availability = await this.probes.detect({ sandboxEnabled: enabled });
+    if (availability.state === 'disabled') return { root: dir.path };
+    if (!isAvailable(availability)) throw new SnapshotSandboxUnavailableError(availability.reason);
+    return { root: dir.path, confined: { availability, dirFd: dir.fd } };
   }
 
   private checkPin(workingDir: string, pin: DirIdentity): void {

@@ -49,3 +49,11 @@ export class RevertRefusedError extends ConflictError {
     super(`Revert refused: ${cause.detail}; nothing was reverted`);
   }
 }
+
+/** A snapshot reads the working directory only inside the sandbox; with the sandbox on but not working, it fails (and says so). */
+export class SnapshotSandboxUnavailableError extends Error {
+  constructor(why: string) {
+    super(`checkpoints need the sandbox (bubblewrap) to read the working directory, which is not available: ${why}`);
+    this.name = 'SnapshotSandboxUnavailableError';
+  }
+}

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { releaseFifoWaits } from '../util/fifo-release.js';
+import { CONFINED_TREE_FD, CONFINED_WORK_TREE, confinedGit, type ConfinedTree } from './confined-git.js';
 
 /**
  * The one way the service runs git over a working directory: a shadow repository of its own
@@ -13,6 +15,11 @@ export interface GitTarget {
   workTree: string;
   /** The address space each git process may take (DEFAULT_GIT_MEMORY_BYTES unless given). */
   maxMemoryBytes?: number;
+  /**
+   * A snapshot's: git runs inside the sandbox and reads the work tree through the directory held
+   * open (confined-git.ts), never by `workTree`, which then only names it.
+   */
+  confined?: ConfinedTree;
 }
 
 /**
@@ -67,7 +74,7 @@ function gitEnvironment(target: GitTarget): NodeJS.ProcessEnv {
     HOME: target.gitDir,
     LC_ALL: 'C',
     GIT_DIR: target.gitDir,
-    ...(target.workTree === '' ? {} : { GIT_WORK_TREE: target.workTree }),
+    ...(target.workTree === '' ? {} : { GIT_WORK_TREE: target.confined ? CONFINED_WORK_TREE : target.workTree }),
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_ATTR_NOSYSTEM: '1',
@@ -89,48 +96,111 @@ export const GIT_TIMEOUT_MS = 300_000;
 
 export function runGit(target: GitTarget, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    // `ulimit -v` of the shell that then becomes git (same pid: the timeout and the FIFO watch
-    // still see git). Where the shell cannot set it (not Linux), git runs without the cap.
-    const kib = Math.ceil((target.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES) / 1024);
-    const child = spawn('/bin/sh', ['-c', `ulimit -v ${kib} 2>/dev/null; exec git "$@"`, 'git', ...SAFE_CONFIG, ...args], {
-      // Paths given to git are relative to its current directory inside the work tree: its top.
-      cwd: target.workTree === '' ? target.gitDir : target.workTree,
-      env: gitEnvironment(target),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Whatever the working directory holds, a snapshot must end: a stuck git fails the snapshot, not the run.
-      timeout: GIT_TIMEOUT_MS,
-      killSignal: 'SIGKILL',
-    });
+    const memoryBytes = target.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES;
+    const confined = target.confined && target.workTree !== '' ? target.confined : undefined;
+    let launch: Launch;
+    try {
+      launch = confined ? confinedLaunch(confined, target.gitDir, memoryBytes, args) : plainLaunch(target, memoryBytes, args);
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    // Its own process group (detached), stopped whole: under the sandbox git is bwrap's grandchild.
+    const child = spawn(launch.file, launch.args, { cwd: launch.cwd, env: { ...gitEnvironment(target), ...launch.env }, stdio: launch.stdio, detached: true });
+    const stop = (): void => killGroup(child.pid);
+    // Whatever the working directory holds, a snapshot must end: a stuck git fails the snapshot, not the run.
+    const timer = setTimeout(stop, GIT_TIMEOUT_MS);
     // git opens these work-tree files whatever they are: a FIFO among them would hold it (fifo-release.ts).
-    const stopWatch = target.workTree === '' ? () => undefined : releaseFifoWaits(child.pid, { tree: target.workTree, names: GIT_READS });
+    // Under the sandbox they are released in the held directory, through the service's descriptor.
+    const fifoTree = confined ? `/proc/self/fd/${confined.dirFd}` : target.workTree;
+    const stopWatch = target.workTree === '' ? () => undefined : releaseFifoWaits(child.pid, { tree: fifoTree, names: GIT_READS });
+    const { stdin, stdout, stderr: errors } = child;
+    if (!stdin || !stdout || !errors) {
+      clearTimeout(timer);
+      stopWatch();
+      stop();
+      reject(new Error('git could not be started: no pipes'));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    stdout.on('data', (chunk: Buffer) => {
       if (truncated) return;
       const limit = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
       if (size + chunk.length > limit) {
         chunks.push(chunk.subarray(0, limit - size));
         truncated = true;
-        child.kill('SIGKILL');
+        stop();
         return;
       }
       chunks.push(chunk);
       size += chunk.length;
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    errors.on('data', (chunk: Buffer) => {
       if (stderr.length < MAX_STDERR_CHARS) stderr += chunk.toString('utf8');
     });
-    child.on('error', reject);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      stopWatch();
+      reject(error);
+    });
     child.on('close', (code) => {
+      clearTimeout(timer);
       stopWatch();
       if (code === 0 || truncated) resolve({ stdout: Buffer.concat(chunks), truncated, warnings: warningsIn(stderr) });
       else reject(new GitError(args, code, stderr));
     });
-    child.stdin.on('error', () => undefined); // git may exit before reading all of its input
-    child.stdin.end(options.input ?? '');
+    stdin.on('error', () => undefined); // git may exit before reading all of its input
+    stdin.end(options.input ?? '');
   });
+}
+
+/** How one git process is started. */
+interface Launch {
+  file: string;
+  args: string[];
+  cwd: string;
+  stdio: ('pipe' | number)[];
+  /** What differs from gitEnvironment's. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * git by the work tree's path: for commands that read no work tree, and snapshots with the sandbox
+ * off (SANDBOX_ENABLED=false). `ulimit -v` of the shell that then becomes git (same pid: the
+ * timeout and the FIFO watch still see git); where the shell cannot set it (not Linux), git runs
+ * without the cap.
+ */
+function plainLaunch(target: GitTarget, memoryBytes: number, args: readonly string[]): Launch {
+  const kib = Math.ceil(memoryBytes / 1024);
+  return {
+    file: '/bin/sh',
+    args: ['-c', `ulimit -v ${kib} 2>/dev/null; exec git "$@"`, 'git', ...SAFE_CONFIG, ...args],
+    // Paths given to git are relative to its current directory inside the work tree: its top.
+    cwd: target.workTree === '' ? target.gitDir : target.workTree,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  };
+}
+
+/** git inside the sandbox over the held directory, bound as its work tree (and current directory). */
+function confinedLaunch(confined: ConfinedTree, gitDir: string, memoryBytes: number, args: readonly string[]): Launch {
+  // Bound at its real path, which is how git must name it inside.
+  const realGitDir = realpathSync(gitDir);
+  const { file, args: launchArgs } = confinedGit(confined, realGitDir, memoryBytes, [...SAFE_CONFIG, ...args]);
+  const stdio: ('pipe' | number)[] = ['pipe', 'pipe', 'pipe'];
+  stdio[CONFINED_TREE_FD] = confined.dirFd;
+  return { file, args: launchArgs, cwd: realGitDir, stdio, env: { GIT_DIR: realGitDir } };
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 const warningsIn = (stderr: string): string[] =>

@@ -28,10 +28,11 @@ export class SearchIgnores {
   /** Whether any such file exists, inside or above: when none does, snapshots cost what they did without. */
   readonly active: boolean;
 
-  constructor(workingDir: string, known: readonly string[]) {
+  /** `readRoot`: where the files inside are read (the held directory, see shadow-repo.ts TreeAccess). */
+  constructor(workingDir: string, known: readonly string[], readRoot: string = workingDir) {
     const outer = outerFiles(workingDir);
     const inner = [...new Set(known)].sort(byDepth).flatMap((path) => {
-      const text = readIgnoreFile(Buffer.from(`${asBytes(workingDir)}/${path}`, 'latin1'));
+      const text = readIgnoreFile(Buffer.from(`${asBytes(readRoot)}/${path}`, 'latin1'));
       return text === undefined ? [] : [{ path, text }];
     });
     this.present = inner.map(({ path }) => path);

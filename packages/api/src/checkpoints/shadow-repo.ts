@@ -5,6 +5,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { join } from 'node:path';
 import { DEFAULT_IGNORED_DIRS } from '../tools/search/backend.js';
 import { walkFiles } from '../tools/search/walk.js';
+import type { ConfinedTree } from './confined-git.js';
 import { GIT_TIMEOUT_MS, nulFields, runGit, type GitTarget } from './git.js';
 import { EMPTY_TREE, writeCommit, writeObject, writeRef } from './loose-store.js';
 import { overlayTree, type OverlayFile } from './overlay-tree.js';
@@ -12,6 +13,7 @@ import { outerIgnoreLines } from './outer-ignores.js';
 import { GlobVerdict, isSearchIgnoreFile, SearchIgnores } from './search-ignores.js';
 import { asBytes, SnapshotRules } from './snapshot-rules.js';
 import { readRegularFileWithStatsSync } from '../util/regular-file.js';
+import { walkToParent } from '../util/held-dir.js';
 
 /**
  * Attributes that win over any `.gitattributes` in the working directory ($GIT_DIR/info/attributes
@@ -131,13 +133,35 @@ interface IndexUpdate {
   skipped: string[];
 }
 
+/**
+ * How a snapshot reaches the working directory, whatever its path leads to meanwhile: the service
+ * reads through the directory it holds open, and git, with the sandbox on, inside it over that
+ * same directory.
+ */
+export interface TreeAccess {
+  /** A path that resolves through the held directory's descriptor (PinnedDir.path). */
+  root: string;
+  /** Absent only with the sandbox off (SANDBOX_ENABLED=false): git then reads by the path. */
+  confined?: ConfinedTree;
+}
+
 /** The shadow repository of one working directory, under `<root>/<digest of the path>.git`. */
 export class ShadowRepo {
   readonly target: GitTarget;
   private ready: Promise<void> | undefined;
+  /** Where the service itself reads the working tree's files (see TreeAccess). */
+  private readonly readRoot: string;
 
-  constructor(target: GitTarget) {
+  constructor(target: GitTarget, readRoot: string = target.workTree) {
     this.target = target;
+    this.readRoot = readRoot;
+  }
+
+  /** This repository, its snapshots reading the tree as `access` says (the caller holds the directory meanwhile). */
+  through(access: TreeAccess): ShadowRepo {
+    const view = new ShadowRepo({ ...this.target, ...(access.confined ? { confined: access.confined } : {}) }, access.root);
+    view.ready = this.ensure();
+    return view;
   }
 
   static gitDirFor(root: string, workingDir: string): string {
@@ -230,8 +254,8 @@ export class ShadowRepo {
     const files: OverlayFile[] = [];
     for (const [i, path] of update.add.entries()) {
       // The file found inside the working directory, not a link put in its place or in the place
-      // of a directory above it since.
-      const file = readRegularFileWithStatsSync(this.absolute(path), maxFileBytes, true);
+      // of a directory above it since: walked to from the held directory, no link followed.
+      const file = this.readHeld(path, maxFileBytes);
       if (!file || file.stats.ino !== update.addStats[i]?.ino || file.stats.dev !== update.addStats[i]?.dev) return undefined;
       // git's mode for a regular file: executable when its owner may run it.
       files.push({ path, mode: file.stats.mode & 0o100 ? '100755' : '100644', blob: writeObject(this.target.gitDir, 'blob', file.bytes) });
@@ -247,7 +271,7 @@ export class ShadowRepo {
    */
   private async lookForChanges(rules: SnapshotRules, maxFileBytes: number): Promise<Changes> {
     const { paths: known, recorded } = await this.knownSearchIgnores();
-    let searchIgnores = new SearchIgnores(this.workingDir, known);
+    let searchIgnores = new SearchIgnores(this.workingDir, known, this.readRoot);
     let rulesChanged = await this.applyRules(rules, searchIgnores, maxFileBytes);
     const met = new Set(known);
     for (let round = 1; ; round++) {
@@ -262,7 +286,7 @@ export class ShadowRepo {
       if (discovered.length > 0 && round < MAX_LOOKS) {
         for (const path of discovered) met.add(path);
         const wasActive = searchIgnores.active;
-        searchIgnores = new SearchIgnores(this.workingDir, [...searchIgnores.present, ...discovered]);
+        searchIgnores = new SearchIgnores(this.workingDir, [...searchIgnores.present, ...discovered], this.readRoot);
         again = (await this.applyRules(rules, searchIgnores, maxFileBytes)) || searchIgnores.active !== wasActive;
         rulesChanged ||= again;
       }
@@ -449,12 +473,14 @@ export class ShadowRepo {
   private async realParents(paths: readonly string[]): Promise<Set<string>> {
     const parents = [...new Set(paths.map(parentOf))];
     if (parents.length === 0) return new Set();
-    const top = asBytes(await realpath(this.workingDir));
+    // From the held directory: its name now, and each parent resolved below it.
+    const top = asBytes(await realpath(this.readRoot));
     const real = new Set<string>();
     await Promise.all(
       parents.map(async (parent) => {
         const expected = parent === '' ? top : `${top}/${parent}`;
-        const found = await realpath(Buffer.from(expected, 'latin1'), { encoding: 'latin1' }).catch(() => undefined);
+        const through = Buffer.from(parent === '' ? asBytes(this.readRoot) : `${asBytes(this.readRoot)}/${parent}`, 'latin1');
+        const found = await realpath(through, { encoding: 'latin1' }).catch(() => undefined);
         if (found === expected) real.add(parent);
       }),
     );
@@ -477,7 +503,23 @@ export class ShadowRepo {
   }
 
   private absolute(path: string): Buffer {
-    return Buffer.from(`${asBytes(this.workingDir)}/${path}`, 'latin1');
+    return Buffer.from(`${asBytes(this.readRoot)}/${path}`, 'latin1');
+  }
+
+  /** A regular file of the tree walked to from the held directory with no link followed, and its stats. */
+  private readHeld(path: string, maxFileBytes: number): ReturnType<typeof readRegularFileWithStatsSync> {
+    let walked: ReturnType<typeof walkToParent>;
+    try {
+      walked = walkToParent(this.readRoot, path, false);
+    } catch {
+      return undefined;
+    }
+    if (!('dir' in walked)) return undefined;
+    try {
+      return readRegularFileWithStatsSync(walked.dir.entry(walked.name), maxFileBytes, true);
+    } finally {
+      walked.dir.close();
+    }
   }
 
   private pathList(paths: readonly string[]): Buffer {

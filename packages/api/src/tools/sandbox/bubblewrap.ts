@@ -26,11 +26,11 @@ export interface SandboxSpec {
   /** Shown read-only: toolchains found on PATH outside the system directories, SANDBOX_READ_PATHS (see toolchainPaths). */
   toolchains: readonly string[];
   /**
-   * Directories bound writable by descriptor (inherited by bwrap as `fd`), never by path: a
-   * checkpoint revert writes into the working directory its run started in, even when its path
-   * now leads elsewhere.
+   * Directories bound by descriptor (inherited by bwrap as `fd`), never by path, writable unless
+   * `readOnly`: a checkpoint revert writes into the working directory its run started in, and a
+   * snapshot's git reads it, even when its path now leads elsewhere.
    */
-  boundDirectories?: readonly { fd: number; target: string }[];
+  boundDirectories?: readonly { fd: number; target: string; readOnly?: boolean }[];
   /** The staged /etc (stageEtc). */
   etc: string;
   /** Size of the private /tmp (and so of HOME). */
@@ -72,7 +72,7 @@ export function sandboxMounts(spec: SandboxSpec): Mount[] {
     { kind: 'dir', target: SANDBOX_HOME },
     ...toolchains.map((path): Mount => ({ kind: 'ro-bind', source: path, target: path })),
     ...spec.allowedPaths.map((path): Mount => ({ kind: spec.writable ? 'bind' : 'ro-bind', source: path, target: path })),
-    ...(spec.boundDirectories ?? []).map(({ fd, target }): Mount => ({ kind: 'bind-fd', fd, target })),
+    ...(spec.boundDirectories ?? []).map(({ fd, target, readOnly }): Mount => ({ kind: 'bind-fd', fd, target, ...(readOnly === true ? { readOnly } : {}) })),
   ];
   if (spec.writable) {
     // By real path and only inside the allowed paths: a link planted as `.git/hooks` must not
@@ -93,7 +93,7 @@ function mountArguments(mount: Mount): string[] {
     case 'bind-fd':
       // Through bubblewrap's own /proc/self/fd, not `--bind-fd` (bubblewrap 0.8 and later only):
       // it resolves the descriptor's link to the directory held, wherever its name now leads.
-      return ['--bind', `/proc/self/fd/${mount.fd}`, mount.target];
+      return [mount.readOnly === true ? '--ro-bind' : '--bind', `/proc/self/fd/${mount.fd}`, mount.target];
     case 'symlink':
       return ['--symlink', mount.linkTarget, mount.target];
     case 'tmpfs':

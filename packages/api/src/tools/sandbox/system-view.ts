@@ -8,8 +8,8 @@ import { isWithin } from './paths.js';
 export type Mount =
   | { kind: 'ro-bind'; source: string; target: string }
   | { kind: 'bind'; source: string; target: string }
-  /** A directory the caller holds open (inherited as `fd`), bound writable: what it is, not what a path leads to. */
-  | { kind: 'bind-fd'; fd: number; target: string }
+  /** A directory the caller holds open (inherited as `fd`), bound writable unless `readOnly`: what it is, not what a path leads to. */
+  | { kind: 'bind-fd'; fd: number; target: string; readOnly?: boolean }
   | { kind: 'symlink'; linkTarget: string; target: string }
   | { kind: 'tmpfs'; target: string; sizeBytes?: number }
   | { kind: 'dir'; target: string }

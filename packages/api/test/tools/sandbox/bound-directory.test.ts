@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { detectSandbox, isAvailable, SandboxLauncher } from '../../../src/tools/sandbox/launcher.js';
@@ -44,4 +44,36 @@ it('writes into the held directory after its path was swapped for a link, and no
   expect(readFileSync(join(`${dir}.old`, 'written.txt'), 'utf8')).toBe('kept\n');
   expect(readdirSync(outside)).toEqual([]);
   expect(readdirSync(base).sort()).toEqual(['proj', 'proj.old']);
+});
+
+it('shows a directory bound read-only by descriptor, and lets nothing be written into it', async () => {
+  const availability = await detectSandbox({ sandboxEnabled: true });
+  if (!isAvailable(availability)) throw new Error(`bubblewrap is required for this test: ${availability.reason}`);
+  const dir = join(base, 'proj');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'a.txt'), 'held\n');
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  const spec = {
+    allowedPaths: [],
+    writable: true,
+    network: false,
+    readOnlyPaths: [],
+    hiddenPaths: [],
+    toolchains: [],
+    tmpBytes: 1024 * 1024,
+    boundDirectories: [{ fd: 3, target: '/mada/worktree', readOnly: true }],
+  };
+  const launcher = new SandboxLauncher(availability, spec, { memoryMb: 256, maxProcesses: 16 });
+  let result: SpawnSyncReturns<string> | undefined;
+  try {
+    const { file, args } = launcher.launch('/bin/sh', ['-c', 'cat a.txt; echo changed > a.txt; echo new > b.txt'], '/mada/worktree');
+    result = spawnSync(file, args, { stdio: ['ignore', 'pipe', 'pipe', fd], encoding: 'utf8' });
+  } finally {
+    launcher.dispose();
+    closeSync(fd);
+  }
+  expect(result?.stdout).toBe('held\n');
+  expect(result?.stderr).toMatch(/Read-only file system/);
+  expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('held\n');
+  expect(readdirSync(dir)).toEqual(['a.txt']);
 });
