@@ -26,8 +26,8 @@ const HARMLESS: Record<string, string> = {
   'tools/sandbox/system-view.ts stagedEtc': "the staged copy of the host's /etc",
   'tools/sandbox/user-network.ts stagedResolvConfs': "the sandbox's resolv.conf, made from the host's",
   // A worker thread's own connection, reused by the tasks it runs: not the service's module scope.
-  'db/content-worker.ts sqlite': "the content worker's read-only SQLite connection",
-  'db/content-worker.ts postgres': "the content worker's PostgreSQL client",
+  'db/large-text-worker.ts sqlite': "the large text worker's read-only SQLite connection",
+  'db/large-text-worker.ts postgres': "the large text worker's PostgreSQL client",
   // Source text of the program a sandboxed revert runs in a process of its own, not this module's state.
   'checkpoints/restore-program.ts at': "a variable of the restore program's source",
 };

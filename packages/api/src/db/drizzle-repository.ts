@@ -3,7 +3,7 @@ import type { Db, DialectAdapter } from './dialect.js';
 import { DrizzleApprovalRepository } from './drizzle-approval-repository.js';
 import { DrizzleRunRepository } from './drizzle-run-repository.js';
 import type { ApprovalRepository } from './approval-repository.js';
-import { contentSlices, type ContentLoader } from './large-content.js';
+import { contentSlices, type ContentLoader, type LargeTextReader } from './large-content.js';
 import {
   MESSAGE_PAGE_BYTES,
   type AppendOptions,
@@ -21,16 +21,9 @@ import {
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
 import { DrizzleUserRepository } from './drizzle-user-repository.js';
-import type { RunTextReader } from './run-texts.js';
 import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
 import { countPerUser, summaryRow } from './rows.js';
-
-/** Loads a large message's whole content, and ends whatever it keeps open for that. */
-export interface ContentReader {
-  load: ContentLoader;
-  close(): Promise<void>;
-}
 
 /** Thrown inside a creation's transaction to roll it back: the user is at the limit. */
 class OverLimit extends Error {}
@@ -47,26 +40,25 @@ export class DrizzleRepository implements ConversationRepository {
   readonly approvals: ApprovalRepository;
   readonly users: UserRepository;
   private readonly t;
-  private readonly contents: ContentReader;
+  private readonly contents: ContentLoader;
   /** A message's size in UTF-8 bytes, read without its content. */
   private readonly contentBytes;
 
   /**
-   * `contents` loads large messages' contents (large-content.ts: on worker threads), `runTexts`
-   * runs' large texts (run-texts.ts); without them (an in-memory SQLite database, which no other
-   * connection can open) they are read here.
+   * `texts` loads large messages' contents and runs' large texts (large-content.ts: on worker
+   * threads); without it (an in-memory SQLite database, which no other connection can open) they
+   * are read here.
    */
   constructor(
     private readonly adapter: DialectAdapter,
-    contents?: ContentReader,
-    private readonly runTexts?: RunTextReader,
+    private readonly texts?: LargeTextReader,
   ) {
     this.dialect = adapter.dialect;
     this.t = adapter.tables;
-    this.runs = new DrizzleRunRepository(adapter, runTexts);
+    this.runs = new DrizzleRunRepository(adapter, texts);
     this.approvals = new DrizzleApprovalRepository(adapter);
     this.users = new DrizzleUserRepository(adapter);
-    this.contents = contents ?? { load: (id) => this.contentHere(id), close: async () => undefined };
+    this.contents = texts === undefined ? (id) => this.contentHere(id) : (id) => texts.load({ messageId: id });
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }
 
@@ -191,7 +183,7 @@ export class DrizzleRepository implements ConversationRepository {
   }
 
   contentSlices(messageId: string): AsyncIterable<string> {
-    return contentSlices(this.contents.load, messageId);
+    return contentSlices(this.contents, messageId);
   }
 
   findMessage(conversationId: string, messageId: string): Promise<MessageRecord | undefined> {
@@ -282,8 +274,7 @@ export class DrizzleRepository implements ConversationRepository {
   }
 
   async close(): Promise<void> {
-    await this.contents.close();
-    await this.runTexts?.close();
+    await this.texts?.close();
     await this.adapter.close();
   }
 

@@ -3,8 +3,8 @@ import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './d
 import { appendMessagesIn } from './append-messages.js';
 import { largeSlices } from './large-content.js';
 import { eventSizesAfter, framesWithIds, framesWithoutIds, pageSizesAfter, pagesAfter } from './run-event-statements.js';
-import type { RunTextReader } from './run-texts.js';
-import type { RunTextRef } from './run-text-worker.js';
+import type { LargeTextReader } from './large-content.js';
+import type { RunTextRef } from './large-text-worker.js';
 import {
   ACTIVE_RUN_STATUSES,
   EVENT_PAGE_CHARS,
@@ -75,17 +75,17 @@ export class DrizzleRunRepository implements RunRepository {
    * the statements themselves. Shapes come from the code, never from input, so they are few.
    */
   private readonly shaped = new Map<string, PreparedStatement<RunRecord[]>>();
-  private readonly texts: RunTextReader['load'];
+  private readonly texts: (text: RunTextRef) => Promise<Buffer | undefined>;
   /** GET /runs/{id} and a follower's look at its run: prepared once, as findRun is. */
   private readonly viewById: PreparedStatement<ViewRow[]>;
 
   /**
-   * `texts` loads large texts (run-texts.ts: on worker threads); without it (an in-memory SQLite
+   * `texts` loads large texts (large-content.ts: on worker threads); without it (an in-memory SQLite
    * database, which no other connection can open) they are read here.
    */
   constructor(
     private readonly adapter: DialectAdapter,
-    texts?: RunTextReader,
+    texts?: LargeTextReader,
   ) {
     this.t = adapter.tables;
     this.statements = hotStatements(adapter);

@@ -1,8 +1,13 @@
 import { createWorkerPool, siblingModule, type WorkerPool } from '../util/worker-pool.js';
-import type { ContentSource, ContentTask } from './content-worker.js';
+import type { ContentSource, LargeTextRef, LargeTextTask } from './large-text-worker.js';
 
-/** Bytes of a large content handed over at a time: a few milliseconds of work each to send. */
-export const CONTENT_SLICE_BYTES = 256 * 1024;
+/**
+ * Bytes of a large content handed over at a time: under V8's large-object size (128 KiB), for
+ * most text even once escaped as JSON, so each slice's strings die young and cheaply. At 256 KiB
+ * every slice went to the large-object space, kept until a full collection, and six readers of a
+ * 60 MiB history left hundreds of MiB of such garbage.
+ */
+export const CONTENT_SLICE_BYTES = 48 * 1024;
 
 /**
  * Large contents loaded at once, in the whole process. Each is held until its reader has sent it
@@ -14,13 +19,22 @@ export const LARGE_READS_AT_ONCE = 2;
 /** Where the whole content of one stored message comes from: its UTF-8 bytes, or undefined when it is gone. */
 export type ContentLoader = (messageId: string) => Promise<Buffer | undefined>;
 
-/** Loads contents on worker threads, each with its own connection to `source`. */
-export function workerContentLoader(source: ContentSource): { load: ContentLoader; close(): Promise<void> } {
-  const pool: WorkerPool<ContentTask, ArrayBuffer | null> = createWorkerPool(siblingModule('content-worker', import.meta.url), { maxThreads: LARGE_READS_AT_ONCE });
+/** Where any large stored text comes from (large-text-worker.ts): its UTF-8 bytes, or undefined when it is gone. */
+export interface LargeTextReader {
+  load(text: LargeTextRef): Promise<Buffer | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads large texts on worker threads, each with its own connection to `source`: as many threads
+ * as large reads may be held at once (the turns below); more would only wait.
+ */
+export function workerLargeTextReader(source: ContentSource): LargeTextReader {
+  const pool: WorkerPool<LargeTextTask, ArrayBuffer | null> = createWorkerPool(siblingModule('large-text-worker', import.meta.url), { maxThreads: LARGE_READS_AT_ONCE });
   const never = new AbortController().signal;
   return {
-    load: async (messageId) => {
-      const bytes = await pool.run({ source, messageId }, never);
+    load: async (text) => {
+      const bytes = await pool.run({ source, text }, never);
       return bytes === null ? undefined : Buffer.from(bytes);
     },
     close: () => pool.close(),

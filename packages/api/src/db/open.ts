@@ -1,9 +1,8 @@
 import type { DatabaseConfig } from '../settings.js';
-import type { ContentSource } from './content-worker.js';
+import type { ContentSource } from './large-text-worker.js';
 import type { DialectAdapter } from './dialect.js';
-import { workerContentLoader } from './large-content.js';
+import { workerLargeTextReader } from './large-content.js';
 import { DrizzleRepository } from './drizzle-repository.js';
-import { workerRunTextReader } from './run-texts.js';
 import { PostgresDialect } from './postgres-dialect.js';
 import type { ConversationRepository } from './repository.js';
 import { statementLogger } from './sql-logger.js';
@@ -18,8 +17,8 @@ export interface OpenOptions {
 export async function openRepository(config: DatabaseConfig, options: OpenOptions = {}): Promise<ConversationRepository> {
   const logger = options.logStatement ? statementLogger(options.logStatement) : undefined;
   const adapter: DialectAdapter = config.dialect === 'sqlite' ? SqliteDialect.open(config.path, logger) : await PostgresDialect.open(config.url, logger);
-  // Other connections read large contents; an in-memory SQLite database has no other connection.
+  // Other connections read large texts; an in-memory SQLite database has no other connection.
   const source: ContentSource | undefined =
     config.dialect === 'postgres' ? { dialect: 'postgres', url: config.url } : config.path === ':memory:' ? undefined : { dialect: 'sqlite', path: config.path };
-  return new DrizzleRepository(adapter, source && workerContentLoader(source), source && workerRunTextReader(source));
+  return new DrizzleRepository(adapter, source && workerLargeTextReader(source));
 }

@@ -134,10 +134,11 @@ describe.each(DIALECTS)('a 60 MiB history read by six clients at once on %s', (d
     expect(Math.max(...six.latencies)).toBeLessThan(Math.max(1000, 3 * baseline));
     expect(six.latencies.length).toBeGreaterThan(4);
     // The six readers were sent over 500 MB. Four readers more than the first round must not cost
-    // the service a share each (measured: about 600 MiB more on PostgreSQL with every read let
-    // through at once, against about 120 MiB of noise with the process-wide turns): bounded.
+    // the service a share each: with every read let through at once, PostgreSQL's grew by about
+    // 600 MiB more than with two readers; with the process-wide turns, by 80-190 MiB of garbage
+    // not yet collected.
     expect(sent).toBeGreaterThan(500 * 1e6);
-    expect(six.peakMemory - restingMemory).toBeLessThan(few.peakMemory - restingMemory + 150 * MIB);
+    expect(six.peakMemory - restingMemory).toBeLessThan(few.peakMemory - restingMemory + 250 * MIB);
     expect(six.peakMemory - restingMemory).toBeLessThan(600 * MIB);
   }, 300_000);
 });
