@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import Database from 'better-sqlite3';
 import { startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
+import { curl, latenciesWhile, restingLatency } from '../support/large-reads.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 
 /**
@@ -34,29 +34,6 @@ function residentBytes(pid: number): number {
   return Number(kib) * 1024;
 }
 
-/** Milliseconds until `path` has answered whole. */
-async function timed(url: string): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-  await response.arrayBuffer();
-  expect(response.status).toBe(200);
-  return performance.now() - started;
-}
-
-/** A reader in a process of its own (curl), so reading 120 MB of JSON costs this test's event loop nothing. */
-function curl(url: string, output: string): Promise<{ status: string; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('curl', ['-sS', '-H', `x-api-key: ${KEY}`, '-o', output, '-w', '%{http_code} %{size_download}', url]);
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', () => {
-      const [status = '', bytes = '0'] = out.split(' ');
-      resolve({ status, bytes: Number(bytes) });
-    });
-  });
-}
-
 /**
  * `count` readers of the conversation at once, each a curl of its own (the first writes to `firstOutput`),
  * with the service's peak resident memory and the latencies of GET / and /health meanwhile.
@@ -66,16 +43,8 @@ async function readAtOnce(service: ServiceProcess, conversationId: string, count
   let peakMemory = residentBytes(pid);
   const sampler = setInterval(() => (peakMemory = Math.max(peakMemory, residentBytes(pid))), 20);
   const output = (i: number) => (i === 0 && firstOutput !== null ? firstOutput : '/dev/null');
-  let reading = true;
-  const readers = Promise.all(Array.from({ length: count }, (_, i) => curl(`${service.url}/conversations/${conversationId}`, output(i)))).finally(
-    () => (reading = false),
-  );
-  const latencies: number[] = [];
-  while (reading) {
-    latencies.push(await timed(`${service.url}/`), await timed(`${service.url}/health`));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const answers = await readers;
+  const readers = Promise.all(Array.from({ length: count }, (_, i) => curl(`${service.url}/conversations/${conversationId}`, KEY, output(i))));
+  const { result: answers, latencies } = await latenciesWhile(service.url, readers);
   clearInterval(sampler);
   return { answers, latencies, peakMemory };
 }
@@ -114,9 +83,7 @@ describe.each(DIALECTS)('a 60 MiB history read by six clients at once on %s', (d
     );
     cleanups.push(() => service.child.kill('SIGKILL'));
     const pid = service.child.pid!;
-    // The service warmed up and measured at rest: the slowest of ten rounds.
-    let baseline = 0;
-    for (let i = 0; i < 10; i++) baseline = Math.max(baseline, await timed(`${service.url}/`), await timed(`${service.url}/health`));
+    const baseline = await restingLatency(service.url);
     const restingMemory = residentBytes(pid);
 
     // Two readers first: the most large reads the service holds at once, its worker threads started.

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +7,8 @@ import { startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/db/run-repository.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
-import { startService, timeHealth, type ServiceProcess } from '../support/service-process.js';
+import { curl, latenciesWhile, restingLatency } from '../support/large-reads.js';
+import { startService, type ServiceProcess } from '../support/service-process.js';
 
 /**
  * A run that ended with a long answer, stored before any limit (here: written straight through the
@@ -24,26 +24,6 @@ const MIB = 1024 * 1024;
 
 /** Spaces and line breaks, which JSON escapes: the most work per byte for a serializer. */
 const blank = (bytes: number, tag: string) => `${tag}${' \n'.repeat(bytes / 2)}${tag}`;
-
-/** Milliseconds until GET `url` has answered whole. */
-async function timed(url: string): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-  await response.arrayBuffer();
-  expect(response.status).toBe(200);
-  return performance.now() - started;
-}
-
-/** A reader in a process of its own (curl), so reading tens of MB costs this test's event loop nothing. */
-function curl(url: string, output: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('curl', ['-sS', '-H', `x-api-key: ${KEY}`, '-o', output, '-w', '%{http_code}', url]);
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', () => resolve(out));
-  });
-}
 
 /** The `id:` and `data:` of each Server-Sent Events frame in `text`. */
 function frames(text: string): { id: string; data: string }[] {
@@ -109,20 +89,12 @@ describe.each(DIALECTS)('a run with a 32 MiB answer read by several clients at o
     );
     cleanups.push(() => service.child.kill('SIGKILL'));
 
-    // The service warmed up and measured at rest: the slowest of ten rounds.
-    let baseline = 0;
-    for (let i = 0; i < 10; i++) baseline = Math.max(baseline, await timed(`${service.url}/`), await timed(`${service.url}/health`));
+    const baseline = await restingLatency(service.url);
 
     const reads = [...Array<string>(3).fill(`/runs/${run.id}`), ...Array<string>(2).fill('/runs'), ...Array<string>(3).fill(`/runs/${run.id}/events`)];
     const output = (i: number) => join(workdir, `read-${i}`);
-    let reading = true;
-    const readers = Promise.all(reads.map((path, i) => curl(`${service.url}${path}`, output(i)))).finally(() => (reading = false));
-    const latencies: number[] = [];
-    while (reading) {
-      latencies.push(await timed(`${service.url}/`), await timeHealth(service.url));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(await readers).toEqual(Array<string>(reads.length).fill('200'));
+    const { result: answers, latencies } = await latenciesWhile(service.url, Promise.all(reads.map((path, i) => curl(`${service.url}${path}`, KEY, output(i)))));
+    expect(answers.map((answer) => answer.status)).toEqual(Array<string>(reads.length).fill('200'));
 
     // Every reader got the whole run, as stored.
     const stored = { id: run.id, prompt, response, error: null, status: 'succeeded', last_event_id: 2 };
