@@ -208,7 +208,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   const recovered = await runs.recoverInterrupted(repository.dialect === 'sqlite' ? 'all' : 'expired');
   if (recovered > 0) log.warn({ count: recovered }, 'runs of a stopped service marked interrupted');
   // End snapshots of interrupted runs, refs of runs deleted while the service was down.
-  const sweepCheckpoints = (): Promise<void> => checkpoints.sweep((id) => repository.runs.findRun(id));
+  const sweepCheckpoints = (): Promise<void> => checkpoints.sweep((id) => repository.runs.viewRun(id));
   await sweepCheckpoints();
   const runSweeper = new RunSweeper(runs, {
     recoveryIntervalMs: Math.max(1000, (settings.runLeaseSeconds * 1000) / 2),

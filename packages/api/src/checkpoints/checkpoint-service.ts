@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunHead, RunRecord } from '../db/run-repository.js';
+import type { RunHead } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { errorMessage } from '../util/error-message.js';
 import { detectSandbox, isAvailable, SandboxProbes } from '../tools/sandbox/launcher.js';
@@ -168,7 +168,7 @@ export class CheckpointService {
    * deleted conversations) are removed and the repository garbage-collected; an ended run without
    * an end snapshot (interrupted by a stopped service) gets it now.
    */
-  async sweep(findRun: (id: string) => Promise<RunRecord | undefined>): Promise<void> {
+  async sweep(findRun: (id: string) => Promise<RunHead | undefined>): Promise<void> {
     const names = await readdir(this.options.root).catch(() => [] as string[]);
     for (const name of names.filter((n) => n.endsWith('.git'))) {
       const repo = new ShadowRepo({ gitDir: join(this.options.root, name), workTree: '', ...this.memoryCap() });
@@ -176,7 +176,7 @@ export class CheckpointService {
     }
   }
 
-  private async sweepRepo(repo: ShadowRepo, findRun: (id: string) => Promise<RunRecord | undefined>): Promise<void> {
+  private async sweepRepo(repo: ShadowRepo, findRun: (id: string) => Promise<RunHead | undefined>): Promise<void> {
     const { stdout } = await repo.git(['for-each-ref', '--format=%(refname)', 'refs/mada/runs/']);
     // refs/mada/runs/<id>/<label>: one listing tells which runs lack their end snapshot.
     const labels = new Map<string, Set<string>>();

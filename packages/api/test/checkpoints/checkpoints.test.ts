@@ -97,7 +97,7 @@ describe.each(DIALECTS)('checkpoints on %s', (dialect) => {
     expect((await changes(id)).statusCode).toBe(200);
     const store = t.database.repository.runs;
     await store.deleteRunsEndedBefore(new Date(Date.now() + 60_000));
-    await t.checkpoints.sweep((runId) => store.findRun(runId));
+    await t.checkpoints.sweep((runId) => store.viewRun(runId));
     const root = join(t.settings.dataDir, 'checkpoints');
     const [shadow] = readdirSync(root).filter((name) => name.endsWith('.git'));
     const refs = execFileSync('git', ['--git-dir', join(root, shadow!), 'for-each-ref', 'refs/mada/'], { encoding: 'utf8' });
