@@ -1,6 +1,6 @@
 import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { readRegularFileSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
+import { dirname, isAbsolute, join } from 'node:path';
+import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import { isWithin, type PathSandbox } from './paths.js';
 import { put, same, type Entry } from './protected-snapshot.js';
@@ -36,7 +36,6 @@ const MAX_DIRECTORIES = 200_000;
 const MAX_CACHED_LISTINGS = 400_000;
 /** Hooks and configs bigger than this are compared by stat only and cannot be put back. */
 const MAX_KEPT_BYTES = 4 * 1024 * 1024;
-const MAX_SMALL_FILE_BYTES = 4096;
 const YIELD_EVERY_MS = 10;
 /** `modules/<name>` and `worktrees/<name>` below a git directory, as deep as protected-files.ts goes. */
 const MAX_NESTED_DEPTH = 4;
@@ -220,22 +219,39 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
   return found;
 }
 
+/** As the kernel (and git's realpath) resolves it: `..` after a link is the link target's parent, which Node's own realpathSync resolves by the text. */
 const realPathOf = (path: string): string | undefined => {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return undefined;
   }
 };
 
-/** The directory a `gitdir:` file or a `commondir` file names, relative to `base`. */
+/** A path git can use is shorter than this (PATH_MAX): a longer one fails with ENAMETOOLONG. */
+const PATH_MAX = 4096;
+const GITDIR_PREFIX = 'gitdir: ';
+
+/**
+ * The directory a `gitdir:` file or a `commondir` file names, relative to `base`, read as git reads
+ * it (setup.c, read_gitfile_gently and get_common_dir_noenv): a `gitdir:` file must start with
+ * exactly `gitdir: `, and the path is the rest of the file up to a NUL, less only the newlines and
+ * carriage returns at its end; spaces are part of it. A link is followed, as git's stat does. Only
+ * the first PATH_MAX bytes of the path are read: past them git cannot use it anyway, and trailing
+ * newlines any number of them long are stripped by git too.
+ */
 function named(file: string, base: string, gitdirLine: boolean): string | undefined {
-  if (lstatOrUndefined(file) === undefined) return undefined;
-  const text = readRegularFileSync(file, MAX_SMALL_FILE_BYTES)?.toString('utf8');
-  if (text === undefined) return undefined;
-  const value = gitdirLine ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : text.trim();
-  if (value === undefined || value === '') return undefined;
-  return isAbsolute(value) ? value : resolve(base, value);
+  const prefix = gitdirLine ? GITDIR_PREFIX : '';
+  const bytes = readRegularFilePrefixSync(file, prefix.length + PATH_MAX + 1);
+  if (bytes === undefined) return undefined;
+  const text = bytes.toString('latin1');
+  if (!text.startsWith(prefix)) return undefined;
+  const nul = text.indexOf('\0');
+  const value = (nul < 0 ? text : text.slice(0, nul)).slice(prefix.length).replace(/[\r\n]+$/, '');
+  if (value === '') return undefined;
+  const path = Buffer.from(value, 'latin1').toString('utf8');
+  // Joined, not resolved: `link/..` is the link target's parent to git's realpath, not `base`.
+  return isAbsolute(path) ? path : `${base}/${path}`;
 }
 
 interface Census {
@@ -310,7 +326,9 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     if (dotGit !== undefined) {
       const path = childPath(dir, '.git');
       if (dotGit === 'dir') gitDirs.add(path);
-      else if (dotGit === 'link') accept(path);
+      // git stats `.git` through a link: a link to a regular file is a `gitdir:` file, its path
+      // taken from the directory holding the link.
+      else if (dotGit === 'link') accept(lstatOrUndefined(realPathOf(path) ?? path)?.isFile() === true ? named(path, dir, true) : path);
       else if (dotGit === 'file') accept(named(path, dir, true));
     }
     for (const sub of subdirs) if (!hidden(sub)) stack.push(sub);

@@ -162,6 +162,27 @@ describe('attacks', () => {
     expect(existsSync(marker())).toBe(false);
   });
 
+  it('a gitdir: file padded past 4 KiB with newlines (git strips them all) is cleaned', async () => {
+    const hidden = path('vendor/lib/.git/evil');
+    await python(`${layout(hidden)}\nos.makedirs('w')\nopen('w/.git', 'w').write('gitdir: ${hidden}' + '\\n' * 10000)`);
+    userGit(path('w'), 'status');
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a gitdir: file with .. after a link (git resolves it on disk, not by the text) is cleaned', async () => {
+    await python(
+      `${layout(path('vendor/lib/.git/evil'))}\nos.makedirs('w')\nos.symlink('../vendor/lib/.git/hooks', 'w/lnk')\nopen('w/.git', 'w').write('gitdir: lnk/../evil\\n')`,
+    );
+    userGit(path('w'), 'status');
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a .git link with .. after a link (resolved on disk, not by the text) is cleaned', async () => {
+    await python(`${layout(path('vendor/lib/.git/evil'))}\nos.makedirs('w')\nos.symlink('../vendor/lib/.git/hooks', 'w/lnk')\nos.symlink('lnk/../evil', 'w/.git')`);
+    userGit(path('w'), 'status');
+    expect(existsSync(marker())).toBe(false);
+  });
+
   it('a commondir whose path ends in a space (kept by git, trimmed by the census) is cleaned', async () => {
     const hidden = path('vendor/lib/.git/evil ');
     await python(
