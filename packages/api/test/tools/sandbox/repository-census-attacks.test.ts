@@ -192,6 +192,17 @@ describe('attacks', () => {
     expect(existsSync(marker())).toBe(false);
   });
 
+  it('a repository below a directory whose name is not UTF-8 is cleaned', async () => {
+    // Node decodes such a name to U+FFFD, and the path it gives back names nothing on disk.
+    await python(`os.makedirs(b'odd\\xff')\nos.chdir(b'odd\\xff')\n${layout('inner/.git')}`);
+    try {
+      execFileSync('sh', ['-c', `cd "$(printf 'odd\\377/inner')" && git status`], { cwd: project.root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: project.outside, GIT_CONFIG_NOSYSTEM: '1' }, stdio: 'ignore' });
+    } catch {
+      // only the marker counts
+    }
+    expect(existsSync(marker())).toBe(false);
+  });
+
   it('a submodule git directory whose name has a slash (modules/a/b) is cleaned', async () => {
     // `git submodule add <url> sub/x` names the submodule sub/x: its git directory is modules/sub/x.
     await python(`${layout(path('vendor/lib/.git/modules/sub/x'))}\nos.makedirs('vendor/lib/sub/x')`);
