@@ -257,6 +257,12 @@ function named(file: string, base: string, gitdirLine: boolean): string | undefi
 interface Census {
   /** Real paths of the git directories found, and what each one's protected files were. */
   repositories: Map<string, Map<string, Seen>>;
+  /**
+   * `dev:ino` of each git directory: another directory renamed to a known one's path brings files
+   * whose ctimes are as old as they were made (a rename changes the moved directory's ctime, not
+   * its files'), so what differs there is put back whatever its ctime, never taken in as the user's.
+   */
+  identities: Map<string, string | undefined>;
   /** The tree had more directories than the cap when last walked: `bash` is refused there. */
   overCap: boolean;
   /** Every directory was walked (a census stopped at the cap is not: the file tools refuse hard links then). */
@@ -364,9 +370,20 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
   return { gitDirs: listings, overCap: walked > limit.cap, complete: true, unlisted };
 }
 
+/** The git directory's `dev:ino`, from its listing when the walk read one. */
+function identityOf(gitDir: string, listed: Listed | undefined): string | undefined {
+  const stats = listed?.stamp ?? lstatOrUndefined(gitDir);
+  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+}
+
 async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, cap: number): Promise<Census> {
   const { gitDirs, overCap, complete } = await findGitDirectories(cache, sandbox, now, { cap, stop: true });
-  return { repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed)])), overCap, complete };
+  return {
+    repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed)])),
+    identities: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, identityOf(gitDir, listed)])),
+    overCap,
+    complete,
+  };
 }
 
 export interface CensusReport {
@@ -517,19 +534,28 @@ class RepositoryGuard implements RepositoryWatch {
       const last = { at: performance.now() };
       for (const [gitDir, listed] of gitDirs) {
         await breathe(last);
+        const identity = identityOf(gitDir, listed);
         const before = known.get(gitDir);
+        // The same path holding another directory than the census saw: whatever differs there is
+        // the command's, however old its files' ctimes (a rename does not change them).
+        const replaced = this.census.identities.get(gitDir) !== identity;
         try {
           const undone =
-            before === undefined ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, since, now, listed);
+            before === undefined ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, replaced ? -Infinity : since, now, listed);
           (before === undefined ? removed : restored).push(...undone.paths);
           known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now()));
+          this.census.identities.set(gitDir, identity);
         } catch (error) {
           // Fails the call rather than pass in silence; a new repository stays new for the next check.
           (before === undefined ? removed : restored).push(`${gitDir} (could not be checked: ${(error as Error).message})`);
         }
       }
       // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
-      for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
+      for (const gitDir of [...known.keys()]) {
+        if (gitDirs.has(gitDir)) continue;
+        known.delete(gitDir);
+        this.census.identities.delete(gitDir);
+      }
       this.census.overCap = overCap;
       this.census.complete = true;
       return { restored: restored.sort(), removed: removed.sort(), overCap, maxDirectories: this.maxDirectories };
@@ -559,6 +585,7 @@ interface Undone {
 
 function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
   const restored: string[] = [];
+  const hooks = childPath(gitDir, 'hooks');
   const current = protectedOf(cache, gitDir, now, listed);
   // Most repositories are unchanged: only the paths that differ are sorted (a directory before
   // what is in it) and looked at further.
@@ -569,7 +596,10 @@ function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, ha
     const was = before.get(path)?.entry ?? { kind: 'absent' };
     const is = current.get(path) ?? cache.seen(path, now);
     // A removal shows in the directory's ctime, anything else in the entry's own.
-    const changedAt = is.entry.kind === 'absent' ? cache.seen(dirname(path), now).ctimeMs : is.ctimeMs;
+    // A hook also counts as changed when its directory did: a directory renamed to `hooks` brings
+    // hooks as old as they were made.
+    const inHooks = dirname(path) === hooks;
+    const changedAt = is.entry.kind === 'absent' || inHooks ? Math.max(is.ctimeMs, cache.seen(dirname(path), now).ctimeMs) : is.ctimeMs;
     if (changedAt < since) continue; // the user's change, made before any running command started
     try {
       put(path, was);
