@@ -37,7 +37,7 @@ const MAX_CACHED_LISTINGS = 400_000;
 /** Hooks and configs bigger than this are compared by stat only and cannot be put back. */
 const MAX_KEPT_BYTES = 4 * 1024 * 1024;
 const YIELD_EVERY_MS = 10;
-/** `modules/<name>` and `worktrees/<name>` below a git directory, as deep as protected-files.ts goes. */
+/** `worktrees/<name>` below a git directory, as deep as protected-files.ts goes (submodules are followed however deep). */
 const MAX_NESTED_DEPTH = 4;
 
 type Kind = 'dir' | 'file' | 'link' | 'other';
@@ -355,10 +355,29 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
       gitDirs.add(common);
       queue.push({ dir: common, depth: depth + 1 });
     }
+    // Submodules, however deep: a submodule's name may hold slashes (`git submodule add <url> sub/x`
+    // keeps its git directory in `modules/sub/x`) and a submodule has `modules` of its own, so all
+    // below `modules` is walked as the tree is (each directory laid out as a git directory taken,
+    // and the top ones whatever their layout).
+    if (present.has('modules')) {
+      const modules = join(dir, 'modules');
+      const below = [modules];
+      for (let sub = below.pop(); sub !== undefined; sub = below.pop()) {
+        const listedSub = cache.listed(sub, now);
+        if (listedSub === undefined) continue;
+        listedSub.shape ??= shapeOf(sub, listedSub.children);
+        if (sub !== modules && (listedSub.shape.laidOut || dirname(sub) === modules) && !gitDirs.has(sub)) {
+          gitDirs.add(sub);
+          queue.push({ dir: sub, depth: depth + 1 });
+        }
+        below.push(...listedSub.shape.subdirs);
+        await breathe(last);
+      }
+    }
     if (depth >= MAX_NESTED_DEPTH) continue;
-    for (const nested of ['modules', 'worktrees'].filter((name) => present.has(name))) {
-      for (const child of cache.listing(join(dir, nested), now) ?? []) {
-        const path = join(dir, nested, child.name);
+    if (present.has('worktrees')) {
+      for (const child of cache.listing(join(dir, 'worktrees'), now) ?? []) {
+        const path = join(dir, 'worktrees', child.name);
         if (child.kind === 'dir' && !gitDirs.has(path)) {
           gitDirs.add(path);
           queue.push({ dir: path, depth: depth + 1 });
