@@ -192,6 +192,18 @@ describe('attacks', () => {
     expect(existsSync(marker())).toBe(false);
   });
 
+  it.each([
+    ['HEAD and objects are plain (control)', "open('evil.git/HEAD', 'w').write('ref: refs/heads/main\\n')\nos.makedirs('evil.git/objects')"],
+    ['HEAD is a link (git takes a HEAD link to refs/)', "os.symlink('refs/heads/main', 'evil.git/HEAD')\nos.makedirs('evil.git/objects')"],
+    ['objects is a link to a directory', "open('evil.git/HEAD', 'w').write('ref: refs/heads/main\\n')\nos.makedirs('objs')\nos.symlink('../objs', 'evil.git/objects')"],
+  ])('a bare repository whose %s, pushed to by the user, runs no planted hook', async (_name, head) => {
+    await python(
+      `os.makedirs('evil.git/refs/heads')\nos.makedirs('evil.git/hooks')\n${head}\nopen('evil.git/config', 'w').write('[core]\\n\\tbare = true\\n')\nopen('evil.git/hooks/pre-receive', 'w').write('#!/bin/sh\\ntouch ${marker()}\\n')\nos.chmod('evil.git/hooks/pre-receive', 0o755)`,
+    );
+    userGit(path('vendor/lib'), 'push', '-q', path('evil.git'), 'main');
+    expect(existsSync(marker())).toBe(false);
+  });
+
   it('a repository below a directory whose name is not UTF-8 is cleaned', async () => {
     // Node decodes such a name to U+FFFD, and the path it gives back names nothing on disk.
     await python(`os.makedirs(b'odd\\xff')\nos.chdir(b'odd\\xff')\n${layout('inner/.git')}`);
