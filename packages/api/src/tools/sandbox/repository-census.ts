@@ -52,7 +52,7 @@ interface Shape {
   subdirs: string[];
   /** The kind of its `.git` entry, if it has one. */
   dotGit?: Kind;
-  /** Laid out as a git directory: `HEAD` with `objects` or `commondir`. */
+  /** Laid out as a git directory: `HEAD` with `objects` or `commondir` (each may be a link). */
   laidOut: boolean;
 }
 
@@ -103,7 +103,9 @@ function lstatOrUndefined(path: string): Stats | undefined {
 
 function shapeOf(dir: string, children: readonly Child[]): Shape {
   const kinds = new Map(children.map((child) => [child.name, child.kind]));
-  const laidOut = kinds.get('HEAD') === 'file' && (kinds.get('objects') === 'dir' || kinds.get('commondir') === 'file');
+  // git follows links for all three (a HEAD link to `refs/` is a legacy symbolic ref it still takes).
+  const fileOrLink = (name: string): boolean => kinds.get(name) === 'file' || kinds.get(name) === 'link';
+  const laidOut = fileOrLink('HEAD') && (kinds.get('objects') === 'dir' || kinds.get('objects') === 'link' || fileOrLink('commondir'));
   const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => childPath(dir, child.name));
   const dotGit = kinds.get('.git');
   return { subdirs, laidOut, ...(dotGit === undefined ? {} : { dotGit }) };
