@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
+import { RepositoryCensus } from '../../../src/tools/sandbox/repository-census.js';
+import { createToolHost } from '../../../src/tools/tool-host.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
 import { createProject, git, toolContext, type Project } from './support/project.js';
 
@@ -231,5 +233,32 @@ describe('attacks', () => {
     writeFileSync(path('vendor/lib/a/b/c/d/e/.git'), `gitdir: ${path(deep)}\n`);
     userGit(path('vendor/lib/a/b/c/d/e'), 'status');
     expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a fresh census taken after the tree was over the cap, while another command still runs, does not trust what that command planted', async () => {
+    // Command Y waits; command X makes the tree too big; Y then plants a hook and removes those
+    // directories, so the next command's admit takes a fresh census (trusting everything) while Y
+    // still runs. Y's own check puts the hook back, but the fresh census holds the planted bytes:
+    // a later command writing them again is not put back.
+    const CAP = 40;
+    const host = { ...createToolHost(), repositories: new RepositoryCensus({ maxDirectories: CAP }) };
+    const run = (command: string): Promise<ToolResult> => bashTool.execute(bashTool.parameters.parse({ command }), toolContext(project, { host }));
+    const hook = path('vendor/lib/.git/hooks/post-checkout');
+    const plant = `open('vendor/lib/.git/hooks/post-checkout', 'w').write('#!/bin/sh\\ntouch ${marker()}\\n')\nos.chmod('vendor/lib/.git/hooks/post-checkout', 0o755)`;
+    const waitFor = (name: string): string => `while not os.path.exists('${name}'): time.sleep(0.05)`;
+    expect((await run('ls')).success).toBe(true);
+    writeFileSync(path('y.py'), `import os, time, shutil\n${waitFor('go')}\n${plant}\nshutil.rmtree('deps')\nopen('removed', 'w').close()\n${waitFor('go2')}\n`);
+    writeFileSync(path('x.py'), `import os\nos.makedirs(os.path.join('deps', *(['a'] * ${CAP + 10})))\n`);
+    writeFileSync(path('w.py'), `import os\n${plant}\n`);
+    const y = run('python3 y.py');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await run('python3 x.py')).metadata.too_many_directories).toBe(true);
+    writeFileSync(path('go'), '');
+    for (let i = 0; i < 200 && !existsSync(path('removed')); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await run('ls');
+    writeFileSync(path('go2'), '');
+    await y;
+    await run('python3 w.py');
+    expect(existsSync(hook)).toBe(false);
   });
 });
