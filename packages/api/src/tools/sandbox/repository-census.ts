@@ -479,14 +479,17 @@ export class RepositoryCensus {
 
   /**
    * The census of these allowed paths, taken again from scratch if the tree was over the cap when
-   * last walked: bash has been refused there since (and the command that made it that big had
-   * everything checked after it), so what is found is the user's.
+   * last walked and no `bash` command is running: bash has been refused there since (and the
+   * commands that ran had everything checked after them), so what is found is the user's.
    */
   private async currentCensus(sandbox: PathSandbox): Promise<Census> {
     const key = keyOf(sandbox);
     const last = this.censuses.get(key);
     const overCap = last === undefined ? false : await last.then((census) => census.overCap, () => false);
-    if (overCap && this.censuses.get(key) === last) this.censuses.delete(key);
+    // Never while a `bash` command runs: the fresh census would trust what it planted meanwhile,
+    // and its own check, against the old census, puts that back only once. Until all have ended
+    // the old census stands (refused while over the cap; their checks walk the tree again).
+    if (overCap && this.running.size === 0 && this.censuses.get(key) === last) this.censuses.delete(key);
     return this.censusOf(sandbox);
   }
 
