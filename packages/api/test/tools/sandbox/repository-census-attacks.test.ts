@@ -206,6 +206,14 @@ describe('attacks', () => {
     expect(existsSync(marker())).toBe(false);
   });
 
+  it('a hook planted in a repository below a directory with a non-ASCII (UTF-8) name is taken out', async () => {
+    // The census finds it; the removal walks held directories by latin1 bytes of the UTF-8 name.
+    repository('vendor/café');
+    const hook = path('vendor/café/.git/hooks/post-checkout');
+    await python(`open('vendor/café/.git/hooks/post-checkout', 'w').write('#!/bin/sh\\ntouch ${marker()}\\n')\nos.chmod('vendor/café/.git/hooks/post-checkout', 0o755)`);
+    expect(existsSync(hook)).toBe(false);
+  });
+
   it('a repository below a directory whose name is not UTF-8 is cleaned', async () => {
     // Node decodes such a name to U+FFFD, and the path it gives back names nothing on disk.
     await python(`os.makedirs(b'odd\\xff')\nos.chdir(b'odd\\xff')\n${layout('inner/.git')}`);
