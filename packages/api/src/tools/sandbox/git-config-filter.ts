@@ -60,7 +60,12 @@ export function filterRepositoryConfig(text: string, gitDir: string, roots: read
   for (const line of text.split('\n')) {
     const wasContinued = continued;
     continued = line.endsWith('\\');
-    if (wasContinued) continue;
+    // Dropped, never kept as it was: git ends a comment at the newline whatever precedes it, so a
+    // comment ending in a backslash continues nothing and git reads this line as an entry of its own.
+    if (wasContinued) {
+      dropped.push('(continuation line)');
+      continue;
+    }
     if (COMMENT_OR_BLANK.test(line)) continue;
     const header = HEADER.exec(line);
     if (header !== null) {

@@ -55,7 +55,9 @@ function walk(path: string, out: Map<string, Entry>): void {
  */
 export function put(path: string, entry: Entry): void {
   if (entry.kind === 'file' && entry.content === undefined) throw new Error('too large to keep a copy');
-  const walked = walkToParent('/', path.slice(1), true);
+  // walkToParent takes byte strings (latin1, one character per byte); `path` is UTF-8 text, and
+  // handed over as it is a name like `café` led the walk to another directory, made there.
+  const walked = walkToParent('/', Buffer.from(path.slice(1), 'utf8').toString('latin1'), true);
   if (!('dir' in walked)) return; // never with `make`
   const { dir, name } = walked;
   try {

@@ -1,6 +1,6 @@
 import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { readRegularFileSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
+import { dirname, isAbsolute, join } from 'node:path';
+import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import { isWithin, type PathSandbox } from './paths.js';
 import { put, same, type Entry } from './protected-snapshot.js';
@@ -36,9 +36,8 @@ const MAX_DIRECTORIES = 200_000;
 const MAX_CACHED_LISTINGS = 400_000;
 /** Hooks and configs bigger than this are compared by stat only and cannot be put back. */
 const MAX_KEPT_BYTES = 4 * 1024 * 1024;
-const MAX_SMALL_FILE_BYTES = 4096;
 const YIELD_EVERY_MS = 10;
-/** `modules/<name>` and `worktrees/<name>` below a git directory, as deep as protected-files.ts goes. */
+/** `worktrees/<name>` below a git directory, as deep as protected-files.ts goes (submodules are followed however deep). */
 const MAX_NESTED_DEPTH = 4;
 
 type Kind = 'dir' | 'file' | 'link' | 'other';
@@ -53,7 +52,7 @@ interface Shape {
   subdirs: string[];
   /** The kind of its `.git` entry, if it has one. */
   dotGit?: Kind;
-  /** Laid out as a git directory: `HEAD` with `objects` or `commondir`. */
+  /** Laid out as a git directory: `HEAD` with `objects` or `commondir` (each may be a link). */
   laidOut: boolean;
 }
 
@@ -104,7 +103,9 @@ function lstatOrUndefined(path: string): Stats | undefined {
 
 function shapeOf(dir: string, children: readonly Child[]): Shape {
   const kinds = new Map(children.map((child) => [child.name, child.kind]));
-  const laidOut = kinds.get('HEAD') === 'file' && (kinds.get('objects') === 'dir' || kinds.get('commondir') === 'file');
+  // git follows links for all three (a HEAD link to `refs/` is a legacy symbolic ref it still takes).
+  const fileOrLink = (name: string): boolean => kinds.get(name) === 'file' || kinds.get(name) === 'link';
+  const laidOut = fileOrLink('HEAD') && (kinds.get('objects') === 'dir' || kinds.get('objects') === 'link' || fileOrLink('commondir'));
   const subdirs = children.filter((child) => child.kind === 'dir' && child.name !== '.git' && !(laidOut && child.name === 'objects')).map((child) => childPath(dir, child.name));
   const dotGit = kinds.get('.git');
   return { subdirs, laidOut, ...(dotGit === undefined ? {} : { dotGit }) };
@@ -220,27 +221,50 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
   return found;
 }
 
+/** As the kernel (and git's realpath) resolves it: `..` after a link is the link target's parent, which Node's own realpathSync resolves by the text. */
 const realPathOf = (path: string): string | undefined => {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return undefined;
   }
 };
 
-/** The directory a `gitdir:` file or a `commondir` file names, relative to `base`. */
+/** A path git can use is shorter than this (PATH_MAX): a longer one fails with ENAMETOOLONG. */
+const PATH_MAX = 4096;
+const GITDIR_PREFIX = 'gitdir: ';
+
+/**
+ * The directory a `gitdir:` file or a `commondir` file names, relative to `base`, read as git reads
+ * it (setup.c, read_gitfile_gently and get_common_dir_noenv): a `gitdir:` file must start with
+ * exactly `gitdir: `, and the path is the rest of the file up to a NUL, less only the newlines and
+ * carriage returns at its end; spaces are part of it. A link is followed, as git's stat does. Only
+ * the first PATH_MAX bytes of the path are read: past them git cannot use it anyway, and trailing
+ * newlines any number of them long are stripped by git too.
+ */
 function named(file: string, base: string, gitdirLine: boolean): string | undefined {
-  if (lstatOrUndefined(file) === undefined) return undefined;
-  const text = readRegularFileSync(file, MAX_SMALL_FILE_BYTES)?.toString('utf8');
-  if (text === undefined) return undefined;
-  const value = gitdirLine ? /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1] : text.trim();
-  if (value === undefined || value === '') return undefined;
-  return isAbsolute(value) ? value : resolve(base, value);
+  const prefix = gitdirLine ? GITDIR_PREFIX : '';
+  const bytes = readRegularFilePrefixSync(file, prefix.length + PATH_MAX + 1);
+  if (bytes === undefined) return undefined;
+  const text = bytes.toString('latin1');
+  if (!text.startsWith(prefix)) return undefined;
+  const nul = text.indexOf('\0');
+  const value = (nul < 0 ? text : text.slice(0, nul)).slice(prefix.length).replace(/[\r\n]+$/, '');
+  if (value === '') return undefined;
+  const path = Buffer.from(value, 'latin1').toString('utf8');
+  // Joined, not resolved: `link/..` is the link target's parent to git's realpath, not `base`.
+  return isAbsolute(path) ? path : `${base}/${path}`;
 }
 
 interface Census {
   /** Real paths of the git directories found, and what each one's protected files were. */
   repositories: Map<string, Map<string, Seen>>;
+  /**
+   * `dev:ino` of each git directory: another directory renamed to a known one's path brings files
+   * whose ctimes are as old as they were made (a rename changes the moved directory's ctime, not
+   * its files'), so what differs there is put back whatever its ctime, never taken in as the user's.
+   */
+  identities: Map<string, string | undefined>;
   /** The tree had more directories than the cap when last walked: `bash` is refused there. */
   overCap: boolean;
   /** Every directory was walked (a census stopped at the cap is not: the file tools refuse hard links then). */
@@ -310,7 +334,9 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     if (dotGit !== undefined) {
       const path = childPath(dir, '.git');
       if (dotGit === 'dir') gitDirs.add(path);
-      else if (dotGit === 'link') accept(path);
+      // git stats `.git` through a link: a link to a regular file is a `gitdir:` file, its path
+      // taken from the directory holding the link.
+      else if (dotGit === 'link') accept(lstatOrUndefined(realPathOf(path) ?? path)?.isFile() === true ? named(path, dir, true) : path);
       else if (dotGit === 'file') accept(named(path, dir, true));
     }
     for (const sub of subdirs) if (!hidden(sub)) stack.push(sub);
@@ -331,10 +357,29 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
       gitDirs.add(common);
       queue.push({ dir: common, depth: depth + 1 });
     }
+    // Submodules, however deep: a submodule's name may hold slashes (`git submodule add <url> sub/x`
+    // keeps its git directory in `modules/sub/x`) and a submodule has `modules` of its own, so all
+    // below `modules` is walked as the tree is (each directory laid out as a git directory taken,
+    // and the top ones whatever their layout).
+    if (present.has('modules')) {
+      const modules = join(dir, 'modules');
+      const below = [modules];
+      for (let sub = below.pop(); sub !== undefined; sub = below.pop()) {
+        const listedSub = cache.listed(sub, now);
+        if (listedSub === undefined) continue;
+        listedSub.shape ??= shapeOf(sub, listedSub.children);
+        if (sub !== modules && (listedSub.shape.laidOut || dirname(sub) === modules) && !gitDirs.has(sub)) {
+          gitDirs.add(sub);
+          queue.push({ dir: sub, depth: depth + 1 });
+        }
+        below.push(...listedSub.shape.subdirs);
+        await breathe(last);
+      }
+    }
     if (depth >= MAX_NESTED_DEPTH) continue;
-    for (const nested of ['modules', 'worktrees'].filter((name) => present.has(name))) {
-      for (const child of cache.listing(join(dir, nested), now) ?? []) {
-        const path = join(dir, nested, child.name);
+    if (present.has('worktrees')) {
+      for (const child of cache.listing(join(dir, 'worktrees'), now) ?? []) {
+        const path = join(dir, 'worktrees', child.name);
         if (child.kind === 'dir' && !gitDirs.has(path)) {
           gitDirs.add(path);
           queue.push({ dir: path, depth: depth + 1 });
@@ -346,9 +391,20 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
   return { gitDirs: listings, overCap: walked > limit.cap, complete: true, unlisted };
 }
 
+/** The git directory's `dev:ino`, from its listing when the walk read one. */
+function identityOf(gitDir: string, listed: Listed | undefined): string | undefined {
+  const stats = listed?.stamp ?? lstatOrUndefined(gitDir);
+  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+}
+
 async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, cap: number): Promise<Census> {
   const { gitDirs, overCap, complete } = await findGitDirectories(cache, sandbox, now, { cap, stop: true });
-  return { repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed)])), overCap, complete };
+  return {
+    repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed)])),
+    identities: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, identityOf(gitDir, listed)])),
+    overCap,
+    complete,
+  };
 }
 
 export interface CensusReport {
@@ -423,14 +479,17 @@ export class RepositoryCensus {
 
   /**
    * The census of these allowed paths, taken again from scratch if the tree was over the cap when
-   * last walked: bash has been refused there since (and the command that made it that big had
-   * everything checked after it), so what is found is the user's.
+   * last walked and no `bash` command is running: bash has been refused there since (and the
+   * commands that ran had everything checked after them), so what is found is the user's.
    */
   private async currentCensus(sandbox: PathSandbox): Promise<Census> {
     const key = keyOf(sandbox);
     const last = this.censuses.get(key);
     const overCap = last === undefined ? false : await last.then((census) => census.overCap, () => false);
-    if (overCap && this.censuses.get(key) === last) this.censuses.delete(key);
+    // Never while a `bash` command runs: the fresh census would trust what it planted meanwhile,
+    // and its own check, against the old census, puts that back only once. Until all have ended
+    // the old census stands (refused while over the cap; their checks walk the tree again).
+    if (overCap && this.running.size === 0 && this.censuses.get(key) === last) this.censuses.delete(key);
     return this.censusOf(sandbox);
   }
 
@@ -499,19 +558,28 @@ class RepositoryGuard implements RepositoryWatch {
       const last = { at: performance.now() };
       for (const [gitDir, listed] of gitDirs) {
         await breathe(last);
+        const identity = identityOf(gitDir, listed);
         const before = known.get(gitDir);
+        // The same path holding another directory than the census saw: whatever differs there is
+        // the command's, however old its files' ctimes (a rename does not change them).
+        const replaced = this.census.identities.get(gitDir) !== identity;
         try {
           const undone =
-            before === undefined ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, since, now, listed);
+            before === undefined ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, replaced ? -Infinity : since, now, listed);
           (before === undefined ? removed : restored).push(...undone.paths);
           known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now()));
+          this.census.identities.set(gitDir, identity);
         } catch (error) {
           // Fails the call rather than pass in silence; a new repository stays new for the next check.
           (before === undefined ? removed : restored).push(`${gitDir} (could not be checked: ${(error as Error).message})`);
         }
       }
       // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
-      for (const gitDir of [...known.keys()]) if (!gitDirs.has(gitDir)) known.delete(gitDir);
+      for (const gitDir of [...known.keys()]) {
+        if (gitDirs.has(gitDir)) continue;
+        known.delete(gitDir);
+        this.census.identities.delete(gitDir);
+      }
       this.census.overCap = overCap;
       this.census.complete = true;
       return { restored: restored.sort(), removed: removed.sort(), overCap, maxDirectories: this.maxDirectories };
@@ -541,6 +609,7 @@ interface Undone {
 
 function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
   const restored: string[] = [];
+  const hooks = childPath(gitDir, 'hooks');
   const current = protectedOf(cache, gitDir, now, listed);
   // Most repositories are unchanged: only the paths that differ are sorted (a directory before
   // what is in it) and looked at further.
@@ -551,7 +620,10 @@ function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, ha
     const was = before.get(path)?.entry ?? { kind: 'absent' };
     const is = current.get(path) ?? cache.seen(path, now);
     // A removal shows in the directory's ctime, anything else in the entry's own.
-    const changedAt = is.entry.kind === 'absent' ? cache.seen(dirname(path), now).ctimeMs : is.ctimeMs;
+    // A hook also counts as changed when its directory did: a directory renamed to `hooks` brings
+    // hooks as old as they were made.
+    const inHooks = dirname(path) === hooks;
+    const changedAt = is.entry.kind === 'absent' || inHooks ? Math.max(is.ctimeMs, cache.seen(dirname(path), now).ctimeMs) : is.ctimeMs;
     if (changedAt < since) continue; // the user's change, made before any running command started
     try {
       put(path, was);

@@ -72,6 +72,14 @@ describe('the config a repository made by a command keeps', () => {
     expect(gitReads(text)).toEqual([]);
   });
 
+  it('drops the line after a comment that ends in a backslash, which git reads as an entry', () => {
+    // A config with nothing dropped is kept as it was written: the line must count as dropped.
+    for (const text of ['[core]\n\tbare = false ;\\\n\tfsmonitor = /x/evil\n', '[core]\n# note \\\n\tfsmonitor = /x/evil\n']) {
+      expect(filterRepositoryConfig(text, gitDir, [base]).dropped).not.toEqual([]);
+      expect(gitReads(text)).not.toContain('core.fsmonitor=/x/evil');
+    }
+  });
+
   it('keeps core.worktree only when it leads inside the allowed paths', () => {
     symlinkSync('/etc', join(base, 'root', 'x', 'out'));
     expect(gitReads('[core]\n\tworktree = ..\n')).toEqual(['core.worktree=..']);
