@@ -13,7 +13,7 @@ export interface CreateKeyFlags extends ServiceFlags {
   expiresInDays?: number;
 }
 
-const limit = (n: number): string => (n === 0 ? 'no limit' : String(n));
+const limit = (n: number): string => (n === 0 ? 'no limit' : `at most ${n}`);
 
 /** `mada whoami`: the user the key acts as, their role, workspace, quotas and today's usage. */
 export async function whoamiCommand(flags: KeysFlags, terminal: Terminal): Promise<number> {
@@ -30,7 +30,7 @@ export async function whoamiCommand(flags: KeysFlags, terminal: Terminal): Promi
   terminal.print(
     terminal.style(
       'dim',
-      `quotas: ${limit(quotas.max_runs_per_day)} runs a day, ${limit(quotas.max_tokens_per_day)} tokens a day, ${limit(quotas.max_concurrent_runs)} at once`,
+      `quotas: runs a day ${limit(quotas.max_runs_per_day)}; tokens a day ${limit(quotas.max_tokens_per_day)}; runs at once ${limit(quotas.max_concurrent_runs)}`,
     ),
   );
   return EXIT_OK;
