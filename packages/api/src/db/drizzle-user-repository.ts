@@ -40,7 +40,7 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.run((db) => db.select().from(u).orderBy(u.id));
   }
 
-  updateUser(id: string, changes: UserChanges, actor: string): Promise<UserRecord | undefined> {
+  updateUser(id: string, changes: UserChanges, actor: string, now: Date): Promise<UserRecord | undefined> {
     const u = this.t.users;
     if (Object.keys(changes).length === 0) return this.findUser(id);
     return this.adapter.transaction(async (tx) => {
@@ -48,7 +48,7 @@ export class DrizzleUserRepository implements UserRepository {
       if (!stored) return undefined;
       // The fields the request set, with their new values: what was decided, not the whole user.
       const detail: AuditDetail = Object.fromEntries(Object.keys(changes).map((field) => [field, userDetail(stored)[field] ?? null]));
-      await appendAuditIn(this.adapter, tx, { at: new Date(), actor, action: 'user.updated', target: `user:${id}`, detail });
+      await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'user.updated', target: `user:${id}`, detail });
       return stored;
     });
   }

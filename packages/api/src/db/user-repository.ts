@@ -56,7 +56,7 @@ export interface UserRepository {
   createUser(user: UserRecord, key: KeyRecord | undefined, actor: string): Promise<UserRecord | undefined>;
   findUser(id: string): Promise<UserRecord | undefined>;
   listUsers(): Promise<UserRecord[]>;
-  updateUser(id: string, changes: UserChanges, actor: string): Promise<UserRecord | undefined>;
+  updateUser(id: string, changes: UserChanges, actor: string, now: Date): Promise<UserRecord | undefined>;
   createKey(key: KeyRecord, actor: string): Promise<KeyRecord>;
   /** The user's keys, newest first. */
   listKeys(userId: string): Promise<KeyRecord[]>;

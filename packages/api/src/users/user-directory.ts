@@ -137,7 +137,7 @@ export class UserDirectory {
       ...update.quotas,
     };
     if (!isStoredId(id)) throw new UserNotFoundError();
-    const stored = await this.options.store.updateUser(id, changes, actor);
+    const stored = await this.options.store.updateUser(id, changes, actor, this.options.now());
     if (!stored) throw new UserNotFoundError();
     // Access taken away (or given back) applies to this replica's next request.
     this.options.keys.clear();

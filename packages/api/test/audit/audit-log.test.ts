@@ -126,6 +126,22 @@ describe.each(DIALECTS)('the audit log on %s', (dialect) => {
     expect((await verify()).body).toMatchObject({ ok: false, first_bad_seq: 4 });
   });
 
+  it('stores no change whose entry could not be appended: both are one transaction', async () => {
+    const refuse =
+      dialect === 'sqlite'
+        ? "create trigger refuse before insert on audit_log when new.action = 'user.created' begin select raise(abort, 'refused'); end"
+        : "alter table audit_log add constraint refuse check (action <> 'user.created') not valid";
+    await bySql(t.database, refuse);
+    try {
+      expect((await as(ROOT_KEY, 'POST', '/users', { id: 'carol' })).status).toBe(500);
+    } finally {
+      await bySql(t.database, dialect === 'sqlite' ? 'drop trigger refuse' : 'alter table audit_log drop constraint refuse');
+    }
+    expect((await as(ROOT_KEY, 'GET', '/users/carol')).status).toBe(404);
+    expect((await as(ROOT_KEY, 'POST', '/users', { id: 'carol' })).status).toBe(201);
+    expect((await entries('?action=user.created')).map((e) => e.target)).toEqual(['user:alice', 'user:carol']);
+  });
+
   it('records a replica stopping, and keeps appending after it', async () => {
     const other = await createTestApp({ env, shareDatabaseOf: t });
     await other.close();
