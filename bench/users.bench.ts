@@ -24,9 +24,9 @@ const bench: Bench = async () => {
   const settings = loadSettings({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: `root:${CONFIGURED_KEY}` }, dir);
   const repository = await openRepository(settings.database);
   const user = (id: string) => ({ id, role: 'member' as const, disabled: false, createdAt: new Date(), workspacePaths: '[]', maxConcurrentRuns: 0, maxRunsPerDay: 0, maxTokensPerDay: 0 });
-  for (let i = 0; i < OTHER_USERS; i++) await repository.users.createUser(user(`user-${i}`), newKey(`user-${i}`, 'k', new Date()).record);
+  for (let i = 0; i < OTHER_USERS; i++) await repository.users.createUser(user(`user-${i}`), newKey(`user-${i}`, 'k', new Date()).record, 'system');
   const stored = newKey('alice', 'bench', new Date());
-  await repository.users.createUser(user('alice'), stored.record);
+  await repository.users.createUser(user('alice'), stored.record, 'system');
   const logger = pino({ level: 'silent' });
   const services = await openServices(settings, logger, { repository, startDir: dir });
   const app = await buildApp({ settings, ...services, logger, probes: { dependencies: {} } });

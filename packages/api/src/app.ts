@@ -47,6 +47,8 @@ import { ServiceMetrics } from './metrics/service-metrics.js';
 import type { Settings } from './settings.js';
 import type { UserDirectory } from './users/user-directory.js';
 import { userRoutes } from './http/routes/users.js';
+import { auditRoutes } from './http/routes/audit.js';
+import type { AuditLog } from './audit/audit-log.js';
 import { VERSION } from './version.js';
 
 export interface AppDeps {
@@ -60,6 +62,7 @@ export interface AppDeps {
   approvals: ApprovalService;
   checkpoints: CheckpointService;
   users: UserDirectory;
+  audit: AuditLog;
   /** Interval of the `: ping` comment on event streams (15 s). */
   pingIntervalMs?: number;
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
@@ -205,6 +208,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await scope.register(approvalRoutes, { approvals: deps.approvals });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
     await scope.register(userRoutes, { users: deps.users });
+    await scope.register(auditRoutes, { audit: deps.audit });
   });
   return app;
 }

@@ -29,6 +29,9 @@ import { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { sqliteRuntimeWarning } from './db/sqlite-runtime.js';
 import { StoredKeyCache } from './users/key-cache.js';
 import { UserDirectory } from './users/user-directory.js';
+import { AuditLog } from './audit/audit-log.js';
+import { SYSTEM_ACTOR } from './db/audit-repository.js';
+import { VERSION } from './version.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -44,6 +47,8 @@ export interface Services {
   toolHost: ToolHost;
   /** Users of API_KEYS and of the database, their keys; whether the service is keyed. */
   users: UserDirectory;
+  /** The hash-chained audit log: read and verified by admins. */
+  audit: AuditLog;
   close(): Promise<void>;
 }
 
@@ -226,7 +231,11 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
   });
   metrics.countPendingApprovals(() => approvals.waiting);
+  const audit = new AuditLog(repository.audit);
+  const serviceDetail = { version: VERSION, database: repository.dialect, keyed };
+  await audit.append({ at: now(), actor: SYSTEM_ACTOR, action: 'service.started', target: null, detail: serviceDetail });
   return {
+    audit,
     approvals,
     conversations,
     runtime,
@@ -246,6 +255,10 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       await sweeper.stop();
       await runtime.stop();
       await bus.close();
+      // A database already gone must not keep the rest from closing: the log says what was lost.
+      await audit
+        .append({ at: now(), actor: SYSTEM_ACTOR, action: 'service.stopped', target: null, detail: serviceDetail })
+        .catch((error: unknown) => log.warn({ err: error }, 'could not record service.stopped in the audit log'));
       if (!options.repository) await repository.close();
     },
   };

@@ -12,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { UserId } from '@mada/protocol';
 import { config as loadDotenv } from 'dotenv';
+import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { openRepository } from './db/open.js';
 import { DomainError } from './errors.js';
 import { loadSettings } from './settings.js';
@@ -54,10 +55,10 @@ async function main(args: string[]): Promise<Outcome> {
       now: () => new Date(),
     });
     if (command === 'add') {
-      const { key } = await users.create({ id, role: values.admin ? 'admin' : 'member' }, keyName);
+      const { key } = await users.create(SYSTEM_ACTOR, { id, role: values.admin ? 'admin' : 'member' }, keyName);
       return { key: key!, note: `user ${id} created (${values.admin ? 'admin' : 'member'}). The key below is shown once; a service running in local mode asks for keys after its next start.` };
     }
-    const { key } = await users.createKey(id, keyName);
+    const { key } = await users.createKey(SYSTEM_ACTOR, id, keyName);
     return { key, note: `new key for ${id}, shown once:` };
   } finally {
     await repository.close();

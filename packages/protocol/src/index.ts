@@ -7,3 +7,4 @@ export * from './approvals.js';
 export * from './checkpoints.js';
 export * from './invisible-text.js';
 export * from './users.js';
+export * from './audit.js';

@@ -21,6 +21,8 @@ import {
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
 import { DrizzleUserRepository } from './drizzle-user-repository.js';
+import { DrizzleAuditRepository } from './drizzle-audit-repository.js';
+import type { AuditRepository } from './audit-repository.js';
 import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
 import { countPerUser, summaryRow } from './rows.js';
@@ -39,6 +41,7 @@ export class DrizzleRepository implements ConversationRepository {
   readonly runs: RunRepository;
   readonly approvals: ApprovalRepository;
   readonly users: UserRepository;
+  readonly audit: AuditRepository;
   private readonly t;
   private readonly contents: ContentLoader;
   /** A message's size in UTF-8 bytes, read without its content. */
@@ -58,6 +61,7 @@ export class DrizzleRepository implements ConversationRepository {
     this.runs = new DrizzleRunRepository(adapter, texts);
     this.approvals = new DrizzleApprovalRepository(adapter);
     this.users = new DrizzleUserRepository(adapter);
+    this.audit = new DrizzleAuditRepository(adapter);
     this.contents = texts === undefined ? (id) => this.contentHere(id) : (id) => texts.load({ messageId: id });
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }

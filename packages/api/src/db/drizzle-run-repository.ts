@@ -1,3 +1,5 @@
+import type { NewAuditEntry } from './audit-repository.js';
+import { appendAuditIn } from './drizzle-audit-repository.js';
 import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, min, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
 import { appendMessagesIn } from './append-messages.js';
@@ -133,7 +135,17 @@ export class DrizzleRunRepository implements RunRepository {
     const [created] = await insert(tx, withoutNulls(values));
     // Counted after the insert, this one included; throwing rolls the insert (and the turn's message) back.
     if (created && limited && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
-    if (created) return { run: created, created: true, ...(turn ? { turn } : {}) };
+    if (created) {
+      // Last: the append holds the audit lock until the commit.
+      await appendAuditIn(this.adapter, tx, {
+        at: now,
+        actor: input.userId,
+        action: 'run.created',
+        target: `run:${created.id}`,
+        detail: { agentType: input.agentType, mode: input.mode, workingDir: input.workingDir, conversationId: input.conversationId },
+      });
+      return { run: created, created: true, ...(turn ? { turn } : {}) };
+    }
     // Only a key collision skips the insert, and then the run holding the key is committed.
     const [existing] = await tx
       .select()
@@ -269,11 +281,14 @@ export class DrizzleRunRepository implements RunRepository {
     });
   }
 
-  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
+  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage, audit?: NewAuditEntry): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
     return this.adapter.transaction(async (tx) => {
       const counters = { modelCalls: usage.model_calls, toolCalls: usage.tool_calls, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens };
       const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...counters });
-      return run && this.stored(tx, run, data, now);
+      if (!run) return undefined;
+      const stored = await this.stored(tx, run, data, now);
+      if (audit) await appendAuditIn(this.adapter, tx, audit);
+      return stored;
     });
   }
 

@@ -1,5 +1,7 @@
 import { and, count, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
+import type { AuditDetail } from './audit-repository.js';
 import type { DialectAdapter } from './dialect.js';
+import { appendAuditIn } from './drizzle-audit-repository.js';
 import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, UserUsage } from './user-repository.js';
 
 /** Users and keys over drizzle, for both dialects. */
@@ -15,11 +17,15 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.run(async (db) => (await db.select({ n: count() }).from(u))[0]?.n ?? 0);
   }
 
-  createUser(user: UserRecord, key?: KeyRecord): Promise<UserRecord | undefined> {
+  createUser(user: UserRecord, key: KeyRecord | undefined, actor: string): Promise<UserRecord | undefined> {
     const { users: u, apiKeys: k } = this.t;
     return this.adapter.transaction(async (tx) => {
       const [stored] = await tx.insert(u).values(user).onConflictDoNothing().returning();
-      if (stored && key) await tx.insert(k).values(key);
+      if (!stored) return undefined;
+      if (key) await tx.insert(k).values(key);
+      const at = user.createdAt;
+      await appendAuditIn(this.adapter, tx, { at, actor, action: 'user.created', target: `user:${user.id}`, detail: userDetail(stored) });
+      if (key) await appendAuditIn(this.adapter, tx, { at, actor, action: 'key.created', target: `key:${key.id}`, detail: keyDetail(key) });
       return stored;
     });
   }
@@ -34,15 +40,26 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.run((db) => db.select().from(u).orderBy(u.id));
   }
 
-  updateUser(id: string, changes: UserChanges): Promise<UserRecord | undefined> {
+  updateUser(id: string, changes: UserChanges, actor: string, now: Date): Promise<UserRecord | undefined> {
     const u = this.t.users;
     if (Object.keys(changes).length === 0) return this.findUser(id);
-    return this.adapter.run(async (db) => (await db.update(u).set(changes).where(eq(u.id, id)).returning())[0]);
+    return this.adapter.transaction(async (tx) => {
+      const [stored] = await tx.update(u).set(changes).where(eq(u.id, id)).returning();
+      if (!stored) return undefined;
+      // The fields the request set, with their new values: what was decided, not the whole user.
+      const detail: AuditDetail = Object.fromEntries(Object.keys(changes).map((field) => [field, userDetail(stored)[field] ?? null]));
+      await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'user.updated', target: `user:${id}`, detail });
+      return stored;
+    });
   }
 
-  createKey(key: KeyRecord): Promise<KeyRecord> {
+  createKey(key: KeyRecord, actor: string): Promise<KeyRecord> {
     const k = this.t.apiKeys;
-    return this.adapter.run(async (db) => (await db.insert(k).values(key).returning())[0]!);
+    return this.adapter.transaction(async (tx) => {
+      const [stored] = await tx.insert(k).values(key).returning();
+      await appendAuditIn(this.adapter, tx, { at: key.createdAt, actor, action: 'key.created', target: `key:${key.id}`, detail: keyDetail(key) });
+      return stored!;
+    });
   }
 
   listKeys(userId: string): Promise<KeyRecord[]> {
@@ -50,14 +67,17 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.run((db) => db.select().from(k).where(eq(k.userId, userId)).orderBy(desc(k.createdAt), desc(k.id)));
   }
 
-  revokeKey(userId: string, keyId: string, now: Date): Promise<KeyRecord | undefined> {
+  revokeKey(userId: string, keyId: string, now: Date, actor: string): Promise<KeyRecord | undefined> {
     const k = this.t.apiKeys;
     const mine = and(eq(k.id, keyId), eq(k.userId, userId));
     return this.adapter.transaction(async (tx) => {
-      await tx
+      const revoked = await tx
         .update(k)
         .set({ revokedAt: now })
-        .where(and(mine, isNull(k.revokedAt)));
+        .where(and(mine, isNull(k.revokedAt)))
+        .returning({ id: k.id });
+      // A second revocation changes nothing, so it records nothing.
+      if (revoked.length > 0) await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'key.revoked', target: `key:${keyId}`, detail: { user: userId } });
       return (await tx.select().from(k).where(mine))[0];
     });
   }
@@ -108,3 +128,24 @@ export class DrizzleUserRepository implements UserRepository {
     });
   }
 }
+
+/** A user as the audit log records it: role, state, workspace and quotas. */
+function userDetail(user: UserRecord): AuditDetail {
+  return {
+    user: user.id,
+    role: user.role,
+    disabled: user.disabled,
+    workspacePaths: JSON.parse(user.workspacePaths) as string[],
+    maxConcurrentRuns: user.maxConcurrentRuns,
+    maxRunsPerDay: user.maxRunsPerDay,
+    maxTokensPerDay: user.maxTokensPerDay,
+  };
+}
+
+/** A key as the audit log records it: whose, its name, prefix and expiry; never the key or its digest. */
+const keyDetail = (key: KeyRecord): AuditDetail => ({
+  user: key.userId,
+  name: key.name,
+  prefix: key.prefix,
+  expiresAt: key.expiresAt?.toISOString() ?? null,
+});

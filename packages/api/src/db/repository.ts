@@ -1,5 +1,6 @@
 import type { ApprovalRepository } from './approval-repository.js';
 import type { RunRepository } from './run-repository.js';
+import type { AuditRepository } from './audit-repository.js';
 import type { UserRepository } from './user-repository.js';
 
 /**
@@ -111,6 +112,8 @@ export interface ConversationRepository {
   readonly approvals: ApprovalRepository;
   /** Stored users and their keys. */
   readonly users: UserRepository;
+  /** The hash-chained audit log. */
+  readonly audit: AuditRepository;
   ping(): Promise<void>;
   /**
    * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing

@@ -1,3 +1,4 @@
+import type { NewAuditEntry } from './audit-repository.js';
 import type { RunStatus, RunUsage } from '@mada/protocol';
 import type { AppendResult, NewMessage } from './repository.js';
 
@@ -192,7 +193,8 @@ export interface RunRepository {
    * same idempotency key: then that run comes back with created false and nothing is stored.
    * Safe under concurrency: of simultaneous requests with one key, exactly one creates.
    * An older run's key is released, so a key may be reused after the window. A conversation has
-   * one active run at most: a second throws RunConversationActiveError.
+   * one active run at most: a second throws RunConversationActiveError. A run created records
+   * `run.created` in the audit log in the same transaction (its prompt stays out of it).
    */
   createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun>;
   findRun(id: string): Promise<RunRecord | undefined>;
@@ -224,8 +226,9 @@ export interface RunRepository {
    * Ends an active run in one statement and one transaction with its final event: the status and
    * outcome, ended_at `now`, the lease released and `usage` added to the counters; a run of
    * PAGED_RUN_MIN_EVENTS events or more gets its frames stored in pages too (`eventPagesAfter`). Undefined when the run had already ended or is gone: then nothing changes.
+   * `audit` (a cancellation) is appended to the audit log in the same transaction, only when the run ends here.
    */
-  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
+  endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage, audit?: NewAuditEntry): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
   /**
    * How many bytes (UTF-8) the events after `afterSeq` hold: what a follower at that point has yet
    * to send. Sizes only: no event's data is read.

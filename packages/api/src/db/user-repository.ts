@@ -48,16 +48,20 @@ export interface UserUsage {
 
 export interface UserRepository {
   countUsers(): Promise<number>;
+  /*
+   * The writes below record what they did in the audit log, as `actor`, in their own transaction:
+   * a change and its entry commit together or not at all.
+   */
   /** Stores the user (and its first key, in the same transaction); undefined when the id is taken. */
-  createUser(user: UserRecord, key?: KeyRecord): Promise<UserRecord | undefined>;
+  createUser(user: UserRecord, key: KeyRecord | undefined, actor: string): Promise<UserRecord | undefined>;
   findUser(id: string): Promise<UserRecord | undefined>;
   listUsers(): Promise<UserRecord[]>;
-  updateUser(id: string, changes: UserChanges): Promise<UserRecord | undefined>;
-  createKey(key: KeyRecord): Promise<KeyRecord>;
+  updateUser(id: string, changes: UserChanges, actor: string, now: Date): Promise<UserRecord | undefined>;
+  createKey(key: KeyRecord, actor: string): Promise<KeyRecord>;
   /** The user's keys, newest first. */
   listKeys(userId: string): Promise<KeyRecord[]>;
   /** Revokes one of the user's keys (a second revocation keeps the first time); undefined if the user has no such key. */
-  revokeKey(userId: string, keyId: string, now: Date): Promise<KeyRecord | undefined>;
+  revokeKey(userId: string, keyId: string, now: Date, actor: string): Promise<KeyRecord | undefined>;
   /** The key with this digest and its user, through the digest's unique index. */
   findKeyByDigest(digest: string): Promise<KeyOwner | undefined>;
   touchKey(keyId: string, now: Date): Promise<void>;

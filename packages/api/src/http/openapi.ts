@@ -6,7 +6,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 const DESCRIPTION = `Runs LLM coding agents (explore, plan, task) against a working directory with sandboxed tools,
 keeps per-user conversations with automatic summarization, and streams progress as Server-Sent Events.
 
-Authentication: send \`X-API-Key\` on the /agents, /runs, /approvals, /conversations, /me and /users routes;
+Authentication: send \`X-API-Key\` on the /agents, /runs, /approvals, /conversations, /me, /users and /audit routes;
 each user sees only their own. Keys come from \`API_KEYS\` or are stored (\`/me/keys\`, \`/users\`, admins only).
 Without \`API_KEYS\` and stored users the service runs in local mode (loopback only): requests carry no key
 and act as user \`local\`, an admin.`;

@@ -14,6 +14,7 @@ import {
   type RunStatus,
 } from '../db/run-repository.js';
 import type { AppendResult } from '../db/repository.js';
+import { SYSTEM_ACTOR } from '../db/audit-repository.js';
 import type { RunContext } from '../agents/run-context.js';
 import { emptyUsage } from '../agents/run-usage.js';
 import { ConversationNotFoundError } from '../conversations/service.js';
@@ -256,15 +257,15 @@ export class RunService {
    * another replica is ended in the database; that replica notices at its next lease renewal and
    * aborts its own work.
    */
-  async cancel(id: string, userId: string, anyUser = false): Promise<RunRecord> {
+  async cancel(id: string, userId: string, anyUser = false, actor = userId): Promise<RunRecord> {
     const run = anyUser ? await this.anyUsers(id) : await this.get(id, userId);
     if (!isActive(run.status)) throw new RunAlreadyEndedError();
     const execution = this.executions.get(run.id);
     if (execution) {
-      execution.controller.abort(new Error(RUN_CANCELLED));
+      execution.controller.abort(new CancelSignal(actor));
       return execution.finished;
     }
-    const ended = await this.end(run.id, cancelledEnd(), emptyUsage());
+    const ended = await this.end(run.id, cancelledEnd({ actor, owner: run.userId }), emptyUsage());
     if (!ended) throw new RunAlreadyEndedError();
     return ended;
   }
@@ -277,7 +278,8 @@ export class RunService {
         const { items } = await this.options.store.listRuns(userId, { limit: 100, offset: 0, status });
         if (items.length === 0) break;
         // Ended meanwhile is as good as cancelled.
-        await Promise.allSettled(items.map((run) => this.cancel(run.id, userId, true)));
+        // The service cancels them: the user.updated entry just before names the admin who disabled the user.
+        await Promise.allSettled(items.map((run) => this.cancel(run.id, userId, true, SYSTEM_ACTOR)));
         if (items.length < 100) break;
       }
     }
@@ -423,7 +425,7 @@ export class RunService {
       });
       end = { status: 'succeeded', response: result.response, error: null, final: result.done };
     } catch (error) {
-      end = signal.aborted ? abortedEnd(signal) : this.failure(run.id, error);
+      end = signal.aborted ? abortedEnd(signal, run.userId) : this.failure(run.id, error);
     } finally {
       slot?.release();
     }
@@ -448,8 +450,10 @@ export class RunService {
    */
   private async end(runId: string, end: Ending, usage: RunUsage, log: Log = this.options.log.child({ run_id: runId })): Promise<RunRecord | undefined> {
     try {
-      const { final, ...outcome } = end;
-      const stored = await this.options.store.endRun(runId, encodeEvent(final), this.now(), outcome, usage);
+      const { final, cancelled, ...outcome } = end;
+      const now = this.now();
+      const audit = cancelled && { at: now, actor: cancelled.actor, action: 'run.cancelled' as const, target: `run:${runId}`, detail: { user: cancelled.owner } };
+      const stored = await this.options.store.endRun(runId, encodeEvent(final), now, outcome, usage, audit);
       if (stored) await this.options.bus.publish(runId, stored.event);
       return stored?.run;
     } catch (error) {
@@ -482,6 +486,13 @@ export class InterruptSignal extends Error {
   }
 }
 
+/** The abort reason of a cancel request: who asked, for the audit log. */
+class CancelSignal extends Error {
+  constructor(readonly actor: string) {
+    super(RUN_CANCELLED);
+  }
+}
+
 /** Counts only the user's own runs ahead: how busy the service is with other users' is theirs. */
 const queuedMessage = (ahead: number): string =>
   `Queued: ${ahead === 0 ? 'none of your runs' : ahead === 1 ? '1 of your runs' : `${ahead} of your runs`} ahead of this one, waiting for a free place`;
@@ -491,10 +502,17 @@ interface Ending {
   response: string | null;
   error: string | null;
   final: RunEndEvent;
+  /** A cancellation: who cancelled (recorded as run.cancelled) and whose run it was. */
+  cancelled?: { actor: string; owner: string };
 }
 
 const errorEnd = (status: EndStatus, message: string): Ending => ({ status, response: null, error: message, final: { event: 'error', error_message: message } });
 const failedEnd = (message: string): Ending => errorEnd('failed', message);
-const cancelledEnd = (): Ending => errorEnd('cancelled', RUN_CANCELLED);
+const cancelledEnd = (cancelled: { actor: string; owner: string }): Ending => ({ ...errorEnd('cancelled', RUN_CANCELLED), cancelled });
 const interruptedEnd = (): Ending => errorEnd('interrupted', RUN_INTERRUPTED);
-const abortedEnd = (signal: AbortSignal): Ending => (signal.reason instanceof InterruptSignal ? interruptedEnd() : cancelledEnd());
+/** A run aborted by a shutdown is interrupted; otherwise cancelled, by whoever asked (its owner when its client went away). */
+function abortedEnd(signal: AbortSignal, owner: string): Ending {
+  const reason: unknown = signal.reason;
+  if (reason instanceof InterruptSignal) return interruptedEnd();
+  return cancelledEnd({ actor: reason instanceof CancelSignal ? reason.actor : owner, owner });
+}

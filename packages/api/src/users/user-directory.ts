@@ -110,7 +110,7 @@ export class UserDirectory {
     return [...configured, ...stored];
   }
 
-  async create(input: NewUser, firstKeyName?: string): Promise<{ user: User; key?: string }> {
+  async create(actor: string, input: NewUser, firstKeyName?: string): Promise<{ user: User; key?: string }> {
     if (this.configuredUser(input.id)) throw new UserExistsError();
     const now = this.options.now();
     const record: UserRecord = {
@@ -123,12 +123,12 @@ export class UserDirectory {
       ...input.quotas,
     };
     const key = firstKeyName === undefined ? undefined : newKey(input.id, firstKeyName, now);
-    const stored = await this.options.store.createUser(record, key?.record);
+    const stored = await this.options.store.createUser(record, key?.record, actor);
     if (!stored) throw new UserExistsError();
     return { user: this.fromRecord(stored), ...(key ? { key: key.key } : {}) };
   }
 
-  async update(id: string, update: UserUpdate): Promise<User> {
+  async update(actor: string, id: string, update: UserUpdate): Promise<User> {
     if (this.configuredUser(id)) throw new ConfiguredUserError();
     const changes: UserChanges = {
       ...(update.role === undefined ? {} : { role: update.role }),
@@ -137,7 +137,7 @@ export class UserDirectory {
       ...update.quotas,
     };
     if (!isStoredId(id)) throw new UserNotFoundError();
-    const stored = await this.options.store.updateUser(id, changes);
+    const stored = await this.options.store.updateUser(id, changes, actor, this.options.now());
     if (!stored) throw new UserNotFoundError();
     // Access taken away (or given back) applies to this replica's next request.
     this.options.keys.clear();
@@ -153,19 +153,19 @@ export class UserDirectory {
   }
 
   /** A new key for a stored user: the record and the key itself, which nothing shows again. */
-  async createKey(userId: string, name: string, expiresInDays?: number): Promise<{ record: KeyRecord; key: string }> {
+  async createKey(actor: string, userId: string, name: string, expiresInDays?: number): Promise<{ record: KeyRecord; key: string }> {
     this.requireKeyed();
     if (this.configuredUser(userId)) throw new ConfiguredUserError();
     if (!(await this.findStored(userId))) throw new UserNotFoundError();
     const { key, record } = newKey(userId, name, this.options.now(), expiresInDays);
-    return { record: await this.options.store.createKey(record), key };
+    return { record: await this.options.store.createKey(record, actor), key };
   }
 
-  async revokeKey(userId: string, keyId: string): Promise<void> {
+  async revokeKey(actor: string, userId: string, keyId: string): Promise<void> {
     this.requireKeyed();
     // PostgreSQL refuses to compare a uuid column with text that is not one.
     if (!UUID.test(keyId) || !isStoredId(userId)) throw new KeyNotFoundError();
-    const revoked = await this.options.store.revokeKey(userId, keyId.toLowerCase(), this.options.now());
+    const revoked = await this.options.store.revokeKey(userId, keyId.toLowerCase(), this.options.now(), actor);
     if (!revoked) throw new KeyNotFoundError();
     this.options.keys.clear();
   }

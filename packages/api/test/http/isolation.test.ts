@@ -95,6 +95,8 @@ const ROUTES: Record<RouteKey, Classification> = {
   'PATCH /users/:user_id': { is: 'admin', body: { role: 'admin' } },
   'POST /users/:user_id/keys': { is: 'admin', body: { name: 'bob has it' } },
   'DELETE /users/:user_id/keys/:key_id': { is: 'admin' },
+  'GET /audit': { is: 'admin' },
+  'GET /audit/verify': { is: 'admin' },
 };
 
 /** HEAD runs the GET handler: it is attacked as its GET is. */

@@ -185,7 +185,7 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
   it('refuses an expired key, an unknown one and a disabled user\'s with the same 401', async () => {
     await storedUser('erin');
     const expired = newKey('erin', 'old', new Date(Date.now() - 3 * 86_400_000), 1);
-    await t.database.repository.users.createKey(expired.record);
+    await t.database.repository.users.createKey(expired.record, 'system');
     expect(await as(expired.key, 'GET', '/me')).toEqual({ status: 401, body: { detail: 'Invalid API key' } });
     const unknown = newKey('erin', 'never stored', new Date());
     expect(await as(unknown.key, 'GET', '/me')).toEqual({ status: 401, body: { detail: 'Invalid API key' } });
@@ -245,6 +245,7 @@ describe.each(DIALECTS)('keyed or local mode on %s', (dialect) => {
     await database.repository.users.createUser(
       { id: 'hana', role: 'admin', disabled: false, createdAt: new Date(), workspacePaths: '[]', maxConcurrentRuns: 0, maxRunsPerDay: 0, maxTokensPerDay: 0 },
       record,
+      'system',
     );
     const t = await createTestApp({ dialect, database });
     try {

@@ -214,3 +214,23 @@ export const apiKeys = pgTable(
   },
   (t) => [uniqueIndex('api_keys_digest_idx').on(t.digest), index('api_keys_user_idx').on(t.userId, t.createdAt)],
 );
+
+/**
+ * The audit log (TEAMS.md section 10): append-only, one row per change of access or files. `seq`
+ * is given by the appender (the last seq + 1, under the append lock), so the primary key also
+ * refuses a second entry with the same place in the chain. `detail` is a JSON object; `hash`
+ * chains each entry to the one before it (audit-chain.ts).
+ */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    seq: integer('seq').primaryKey(),
+    at: ts('at').notNull(),
+    actor: varchar('actor', { length: 64 }).notNull(),
+    action: varchar('action', { length: 50 }).notNull(),
+    target: varchar('target', { length: 255 }),
+    detail: text('detail').notNull(),
+    hash: varchar('hash', { length: 64 }).notNull(),
+  },
+  (t) => [index('audit_log_actor_idx').on(t.actor, t.seq), index('audit_log_action_idx').on(t.action, t.seq)],
+);

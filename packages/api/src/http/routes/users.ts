@@ -95,7 +95,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
       },
     },
     async (request, reply) => {
-      const { record, key } = await users.createKey(request.caller.userId, request.body.name, request.body.expires_in_days);
+      const { record, key } = await users.createKey(request.caller.userId, request.caller.userId, request.body.name, request.body.expires_in_days);
       return reply.code(201).send({ ...toKeyResponse(record), key });
     },
   );
@@ -106,7 +106,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
       schema: { ...me, summary: 'Revoke one of the caller\'s keys: it is refused from then on, on every replica within a second', params: KeyParams, response: { 204: z.undefined().describe('Revoked'), 404: ErrorResponse, 409: ErrorResponse } },
     },
     async (request, reply) => {
-      await users.revokeKey(request.caller.userId, request.params.key_id);
+      await users.revokeKey(request.caller.userId, request.caller.userId, request.params.key_id);
       return reply.code(204).send();
     },
   );
@@ -134,7 +134,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
     async (request, reply) => {
       requireAdmin(request);
       const { id, role, workspace_paths, quotas } = request.body;
-      const { user } = await users.create({ id, role, quotas: quotasIn(quotas), ...(workspace_paths ? { workspacePaths: workspace_paths } : {}) });
+      const { user } = await users.create(request.caller.userId, { id, role, quotas: quotasIn(quotas), ...(workspace_paths ? { workspacePaths: workspace_paths } : {}) });
       return reply.code(201).send(toUserResponse(user));
     },
   );
@@ -168,7 +168,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
         ...(workspace_paths === undefined ? {} : { workspacePaths: workspace_paths }),
         ...(quotas === undefined ? {} : { quotas: quotasIn(quotas) }),
       };
-      return toUserResponse(await users.update(request.params.user_id, update));
+      return toUserResponse(await users.update(request.caller.userId, request.params.user_id, update));
     },
   );
 
@@ -185,7 +185,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
     },
     async (request, reply) => {
       requireAdmin(request);
-      const { record, key } = await users.createKey(request.params.user_id, request.body.name, request.body.expires_in_days);
+      const { record, key } = await users.createKey(request.caller.userId, request.params.user_id, request.body.name, request.body.expires_in_days);
       return reply.code(201).send({ ...toKeyResponse(record), key });
     },
   );
@@ -197,7 +197,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
     },
     async (request, reply) => {
       requireAdmin(request);
-      await users.revokeKey(request.params.user_id, request.params.key_id);
+      await users.revokeKey(request.caller.userId, request.params.user_id, request.params.key_id);
       return reply.code(204).send();
     },
   );
