@@ -49,7 +49,8 @@ function modelEnv(model: TestAppOptions['model']): Record<string, string> {
  * Each app still has its own workdir, so the repository census of one never meets another's.
  */
 const sharedToolHost: ToolHost = createToolHost();
-afterAll(() => sharedToolHost.gitlinks.close());
+// A test file's last test ends its threads; the benches that import this end with their process.
+if (process.env.VITEST !== undefined) afterAll(() => sharedToolHost.gitlinks.close());
 
 /** The real application on a real database, with dependency probes that need no network. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
