@@ -49,6 +49,7 @@ import type { UserDirectory } from './users/user-directory.js';
 import { userRoutes } from './http/routes/users.js';
 import { auditRoutes } from './http/routes/audit.js';
 import type { AuditLog } from './audit/audit-log.js';
+import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { VERSION } from './version.js';
 
 export interface AppDeps {
@@ -189,7 +190,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const auth = new Authenticator(settings.apiKeys, deps.users);
-  const failures = new CredentialFailures(new AuthFailureLimiter());
+  const failures = new CredentialFailures(
+    new AuthFailureLimiter(undefined, undefined, (client) => {
+      // Not awaited: the request that crossed the limit gets its 401 now; a failure to record is logged.
+      deps.audit
+        .append({ at: new Date(), actor: SYSTEM_ACTOR, action: 'auth.locked', target: `client:${client}`, detail: { client } })
+        .catch((error: unknown) => app.log.warn({ err: error }, 'could not record auth.locked in the audit log'));
+    }),
+  );
   await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
   const messageLimits = { tokens: settings.maxMessageTokens, bytes: settings.maxMessageBytes };

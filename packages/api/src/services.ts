@@ -31,6 +31,7 @@ import { StoredKeyCache } from './users/key-cache.js';
 import { UserDirectory } from './users/user-directory.js';
 import { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
+import { revertedEntry } from './checkpoints/audit-entry.js';
 import { VERSION } from './version.js';
 
 export interface Services {
@@ -191,6 +192,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     excludedPaths: hiddenPathsFor(settings, options.startDir ?? process.cwd()),
     sandbox: { enabled: settings.sandboxEnabled, memoryMb: settings.sandboxMemoryMb, maxProcesses: settings.sandboxMaxProcesses },
     log,
+    // Only the run's owner may revert it (RunService.get), so the owner is the actor.
+    onReverted: (run, paths) => repository.audit.append(revertedEntry(run, paths, now())).then(() => undefined),
   });
   const runs = new RunService({
     store: repository.runs,

@@ -7,6 +7,7 @@ import type { RunEventBus } from '../runs/event-bus.js';
 import type { GateFactory } from '../runs/agent-job.js';
 import { isWithin, resolveReal } from '../tools/sandbox/paths.js';
 import type { ApprovalAnswer, ApprovalAsk, ApprovalGate } from '../tools/tool.js';
+import { decidedEntry, expiredEntry, ruleEntry } from './audit-entries.js';
 import { ApprovalDecidedError, ApprovalForbiddenError, ApprovalNotFoundError } from './errors.js';
 
 export const APPROVAL_TIMED_OUT = 'Approval timed out';
@@ -71,11 +72,12 @@ export class ApprovalService {
     if (found.userId !== userId) throw new ApprovalForbiddenError();
     if (found.status !== 'pending') throw new ApprovalDecidedError();
     const status = decision === 'deny' ? 'denied' : 'approved';
-    const decided = await this.options.store.decideApproval(found.id, { status, message: message ?? null, now: this.now() });
+    const now = this.now();
+    const decided = await this.options.store.decideApproval(found.id, { status, message: message ?? null, now }, decidedEntry(userId, decision, now));
     if (!decided) throw new ApprovalDecidedError();
     if (decision === 'approve_always') {
       for (const match of JSON.parse(decided.grantMatch) as string[]) {
-        await this.options.store.addGrant({ userId, workingDir: decided.workingDir, tool: decided.tool, match }, this.now());
+        await this.options.store.addGrant({ userId, workingDir: decided.workingDir, tool: decided.tool, match }, this.now(), ruleEntry(decided, match, this.now()));
       }
     }
     this.waiters.get(decided.id)?.();
@@ -143,7 +145,8 @@ export class ApprovalService {
           signal.throwIfAborted();
         }
         if (this.now() >= current.expiresAt) {
-          await this.options.store.decideApproval(approval.id, { status: 'denied', message: APPROVAL_TIMED_OUT, now: this.now() });
+          const now = this.now();
+          await this.options.store.decideApproval(approval.id, { status: 'denied', message: APPROVAL_TIMED_OUT, now }, expiredEntry(now));
           continue;
         }
         await wake.next();

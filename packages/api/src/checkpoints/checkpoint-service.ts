@@ -36,6 +36,8 @@ export interface CheckpointOptions {
    * default limits.
    */
   sandbox?: { enabled: boolean; memoryMb: number; maxProcesses: number };
+  /** Told of each revert that put files back (the audit log's `checkpoint.reverted`). */
+  onReverted?: (run: RunHead, paths: readonly string[]) => Promise<void>;
 }
 
 const DEFAULT_SANDBOX = { enabled: true, memoryMb: 2048, maxProcesses: 256 };
@@ -122,6 +124,13 @@ export class CheckpointService {
 
   /** POST /runs/{id}/revert: every file the run changed back as it was before; the paths reverted. */
   async revert(run: RunHead, force: boolean): Promise<string[]> {
+    const reverted = await this.putBack(run, force);
+    // The files are back whatever the log says: a failure to record it is logged, not the revert's.
+    await this.options.onReverted?.(run, reverted).catch((error: unknown) => this.options.log.warn({ err: error, run_id: run.id }, 'could not record a revert in the audit log'));
+    return reverted;
+  }
+
+  private async putBack(run: RunHead, force: boolean): Promise<string[]> {
     const { repo, refs } = await this.endedCheckpoint(run);
     const pin = refs.meta.pin;
     if (!pin) throw new NoCheckpointError('it was taken by an earlier version, which did not record which directory the run worked in');

@@ -1,3 +1,4 @@
+import type { NewAuditEntry } from './audit-repository.js';
 /** Stored approvals and approve_always grants (EXTENSIONS.md section 3), for both dialects. */
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';
@@ -38,11 +39,19 @@ export interface ApprovalRepository {
   findApproval(id: string): Promise<ApprovalRecord | undefined>;
   /** The user's approvals, newest first, optionally of one status, with the total that matches. */
   listApprovals(userId: string, status: ApprovalStatus | null): Promise<{ items: ApprovalRecord[]; total: number }>;
-  /** Decides a pending approval, once: undefined when it was no longer pending (or is gone). */
-  decideApproval(id: string, decision: { status: 'approved' | 'denied'; message: string | null; now: Date }): Promise<ApprovalRecord | undefined>;
+  /**
+   * Decides a pending approval, once: undefined when it was no longer pending (or is gone). `audit`
+   * makes the entry recording the decision, committed with it.
+   */
+  decideApproval(
+    id: string,
+    decision: { status: 'approved' | 'denied'; message: string | null; now: Date },
+    audit?: (decided: ApprovalRecord) => NewAuditEntry,
+  ): Promise<ApprovalRecord | undefined>;
   /** Denies every pending approval of a run (it ended); returns their ids. */
   denyPendingOfRun(runId: string, message: string, now: Date): Promise<string[]>;
-  addGrant(grant: ApprovalGrant, now: Date): Promise<void>;
+  /** Stores an approve_always grant; `audit`, when the grant is new, is committed with it. */
+  addGrant(grant: ApprovalGrant, now: Date, audit?: NewAuditEntry): Promise<void>;
   /** The matches this user has granted for this tool in this working directory. */
   grantedMatches(userId: string, workingDir: string, tool: string): Promise<string[]>;
 }

@@ -1,5 +1,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
+import type { NewAuditEntry } from './audit-repository.js';
 import type { DialectAdapter } from './dialect.js';
+import { appendAuditIn } from './drizzle-audit-repository.js';
 import type { ApprovalGrant, ApprovalRecord, ApprovalRepository, ApprovalStatus, NewApproval } from './approval-repository.js';
 
 /** Approvals over drizzle, for both dialects. Deciding is one conditional UPDATE: the first answer wins. */
@@ -43,18 +45,21 @@ export class DrizzleApprovalRepository implements ApprovalRepository {
     });
   }
 
-  decideApproval(id: string, decision: { status: 'approved' | 'denied'; message: string | null; now: Date }): Promise<ApprovalRecord | undefined> {
+  decideApproval(
+    id: string,
+    decision: { status: 'approved' | 'denied'; message: string | null; now: Date },
+    audit?: (decided: ApprovalRecord) => NewAuditEntry,
+  ): Promise<ApprovalRecord | undefined> {
     const a = this.t.approvals;
-    return this.adapter.run(
-      async (db) =>
-        (
-          await db
-            .update(a)
-            .set({ status: decision.status, message: decision.message, decidedAt: decision.now })
-            .where(and(eq(a.id, id), eq(a.status, 'pending')))
-            .returning()
-        )[0],
-    );
+    return this.adapter.transaction(async (tx) => {
+      const [decided] = await tx
+        .update(a)
+        .set({ status: decision.status, message: decision.message, decidedAt: decision.now })
+        .where(and(eq(a.id, id), eq(a.status, 'pending')))
+        .returning();
+      if (decided && audit) await appendAuditIn(this.adapter, tx, audit(decided));
+      return decided;
+    });
   }
 
   denyPendingOfRun(runId: string, message: string, now: Date): Promise<string[]> {
@@ -69,9 +74,12 @@ export class DrizzleApprovalRepository implements ApprovalRepository {
     });
   }
 
-  async addGrant(grant: ApprovalGrant, now: Date): Promise<void> {
+  async addGrant(grant: ApprovalGrant, now: Date, audit?: NewAuditEntry): Promise<void> {
     const g = this.t.approvalGrants;
-    await this.adapter.run((db) => db.insert(g).values({ ...grant, createdAt: now }).onConflictDoNothing());
+    await this.adapter.transaction(async (tx) => {
+      const added = await tx.insert(g).values({ ...grant, createdAt: now }).onConflictDoNothing().returning({ userId: g.userId });
+      if (added.length > 0 && audit) await appendAuditIn(this.adapter, tx, audit);
+    });
   }
 
   grantedMatches(userId: string, workingDir: string, tool: string): Promise<string[]> {

@@ -142,7 +142,7 @@ export class DrizzleRunRepository implements RunRepository {
         actor: input.userId,
         action: 'run.created',
         target: `run:${created.id}`,
-        detail: { agentType: input.agentType, mode: input.mode, workingDir: input.workingDir, conversationId: input.conversationId },
+        detail: { agent_type: input.agentType, mode: input.mode, working_dir: input.workingDir, conversation_id: input.conversationId },
       });
       return { run: created, created: true, ...(turn ? { turn } : {}) };
     }

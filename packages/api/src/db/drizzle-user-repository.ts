@@ -47,7 +47,7 @@ export class DrizzleUserRepository implements UserRepository {
       const [stored] = await tx.update(u).set(changes).where(eq(u.id, id)).returning();
       if (!stored) return undefined;
       // The fields the request set, with their new values: what was decided, not the whole user.
-      const detail: AuditDetail = Object.fromEntries(Object.keys(changes).map((field) => [field, userDetail(stored)[field] ?? null]));
+      const detail: AuditDetail = Object.fromEntries(Object.keys(changes).map((field) => [snakeCase(field), userDetail(stored)[snakeCase(field)] ?? null]));
       await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'user.updated', target: `user:${id}`, detail });
       return stored;
     });
@@ -130,15 +130,18 @@ export class DrizzleUserRepository implements UserRepository {
 }
 
 /** A user as the audit log records it: role, state, workspace and quotas. */
+/** Details are named as the API names its fields. */
+const snakeCase = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
 function userDetail(user: UserRecord): AuditDetail {
   return {
     user: user.id,
     role: user.role,
     disabled: user.disabled,
-    workspacePaths: JSON.parse(user.workspacePaths) as string[],
-    maxConcurrentRuns: user.maxConcurrentRuns,
-    maxRunsPerDay: user.maxRunsPerDay,
-    maxTokensPerDay: user.maxTokensPerDay,
+    workspace_paths: JSON.parse(user.workspacePaths) as string[],
+    max_concurrent_runs: user.maxConcurrentRuns,
+    max_runs_per_day: user.maxRunsPerDay,
+    max_tokens_per_day: user.maxTokensPerDay,
   };
 }
 
@@ -147,5 +150,5 @@ const keyDetail = (key: KeyRecord): AuditDetail => ({
   user: key.userId,
   name: key.name,
   prefix: key.prefix,
-  expiresAt: key.expiresAt?.toISOString() ?? null,
+  expires_at: key.expiresAt?.toISOString() ?? null,
 });

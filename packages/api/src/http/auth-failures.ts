@@ -19,6 +19,8 @@ export class AuthFailureLimiter {
   constructor(
     private readonly maxFailures = MAX_AUTH_FAILURES_PER_MINUTE,
     private readonly now: () => number = Date.now,
+    /** Told once per window, when a client reaches the limit (the audit log's `auth.locked`). */
+    private readonly onLocked: (client: string) => void = () => undefined,
   ) {}
 
   /** Whether any client failed within about the last minute (ended windows are dropped lazily). */
@@ -40,6 +42,7 @@ export class AuthFailureLimiter {
     const window = this.current(address) ?? { failures: 0, endsAt: this.now() + WINDOW_MS };
     window.failures += 1;
     this.windows.set(address, window);
+    if (window.failures === this.maxFailures) this.onLocked(address);
   }
 
   private current(address: string): Window | undefined {

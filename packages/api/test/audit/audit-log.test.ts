@@ -69,8 +69,8 @@ describe.each(DIALECTS)('the audit log on %s', (dialect) => {
       [5, 'alice', 'key.revoked', `key:${own.body.id as string}`],
       [6, 'root', 'user.updated', 'user:alice'],
     ]);
-    expect(log[1]!.detail).toMatchObject({ user: 'alice', role: 'member', workspacePaths: [t.workdir] });
-    expect(log[2]!.detail).toEqual({ user: 'alice', name: 'laptop', prefix: aliceKey.slice(0, 12), expiresAt: null });
+    expect(log[1]!.detail).toMatchObject({ user: 'alice', role: 'member', workspace_paths: [t.workdir] });
+    expect(log[2]!.detail).toEqual({ user: 'alice', name: 'laptop', prefix: aliceKey.slice(0, 12), expires_at: null });
     expect(log[5]!.detail).toEqual({ disabled: true });
     const text = JSON.stringify(log);
     for (const key of [aliceKey, own.body.key as string]) {
@@ -113,7 +113,7 @@ describe.each(DIALECTS)('the audit log on %s', (dialect) => {
     const verify = () => as(ROOT_KEY, 'GET', '/audit/verify');
     const [third] = await entries('?after=2&limit=1');
     const stored = JSON.stringify(third!.detail).replaceAll("'", "''");
-    await bySql(t.database, `update audit_log set detail = '{"user":"alice","name":"laptop","prefix":"mada_0000000","expiresAt":null}' where seq = 3`);
+    await bySql(t.database, `update audit_log set detail = '{"user":"alice","name":"laptop","prefix":"mada_0000000","expires_at":null}' where seq = 3`);
     expect(await verify()).toEqual({ status: 200, body: { ok: false, entries: 3, first_bad_seq: 3 } });
     // Still reported the next time: verification changes nothing.
     expect((await verify()).body.first_bad_seq).toBe(3);
