@@ -1,14 +1,8 @@
-import { auditHash, GENESIS_HASH } from '../db/audit-chain.js';
+import { auditHash, GENESIS_HASH, type HashedFields } from '../db/audit-chain.js';
 import type { AuditQuery, AuditRepository, NewAuditEntry, StoredAuditRow } from '../db/audit-repository.js';
 
-/** An entry as the routes show it: `detail` parsed back from its stored JSON. */
-export interface AuditView {
-  seq: number;
-  at: Date;
-  actor: string;
-  action: string;
-  target: string | null;
-  detail: unknown;
+/** An entry as the routes show it: the fields its hash covers (`detail` parsed back from its stored JSON), and the hash. */
+export interface AuditView extends HashedFields {
   hash: string;
 }
 

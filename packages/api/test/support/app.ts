@@ -91,3 +91,29 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     },
   };
 }
+
+/** Two services on one PostgreSQL database (replicas), each listening on loopback. */
+export interface Replicas {
+  a: TestApp;
+  b: TestApp;
+  addressA: string;
+  addressB: string;
+  close(): Promise<void>;
+}
+
+export async function startReplicas(env: Record<string, string>): Promise<Replicas> {
+  const a = await createTestApp({ dialect: 'postgres', env });
+  const b = await createTestApp({ env, shareDatabaseOf: a });
+  const addressA = await a.app.listen({ port: 0, host: '127.0.0.1' });
+  const addressB = await b.app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    a,
+    b,
+    addressA,
+    addressB,
+    close: async () => {
+      await b.close();
+      await a.close();
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app.js';
+import { startReplicas, type Replicas } from '../support/app.js';
 import { TEST_DATABASE_URL } from '../support/databases.js';
 
 const ROOT_KEY = 'root-key-6b1e0f93c2a4';
@@ -19,21 +19,16 @@ async function msUntilStatus(probe: () => Promise<number>, status: number): Prom
 
 /** Two services on one PostgreSQL database: what one changes, the other enforces within a second. */
 describe.skipIf(!TEST_DATABASE_URL)('keys across replicas on postgres', () => {
-  let a: TestApp;
-  let b: TestApp;
+  let replicas: Replicas;
   let addressA: string;
   let addressB: string;
 
   beforeAll(async () => {
-    const env = { API_KEYS: `root:${ROOT_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' };
-    a = await createTestApp({ dialect: 'postgres', env });
-    b = await createTestApp({ env, shareDatabaseOf: a });
-    addressA = await a.app.listen({ port: 0, host: '127.0.0.1' });
-    addressB = await b.app.listen({ port: 0, host: '127.0.0.1' });
+    replicas = await startReplicas({ API_KEYS: `root:${ROOT_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' });
+    ({ addressA, addressB } = replicas);
   });
   afterAll(async () => {
-    await b?.close();
-    await a?.close();
+    await replicas?.close();
   });
 
   const call = async (address: string, key: string, method: string, path: string, body?: object): Promise<Response> =>
