@@ -29,7 +29,7 @@ import { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { sqliteRuntimeWarning } from './db/sqlite-runtime.js';
 import { StoredKeyCache } from './users/key-cache.js';
 import { UserDirectory } from './users/user-directory.js';
-import { openWorkspaces } from './users/workspaces.js';
+import { openWorkspaces } from './users/workspace-paths.js';
 import { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { revertedEntry } from './checkpoints/audit-entry.js';

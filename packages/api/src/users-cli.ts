@@ -20,7 +20,7 @@ import { DomainError } from './errors.js';
 import { loadSettings } from './settings.js';
 import { StoredKeyCache } from './users/key-cache.js';
 import { UserDirectory } from './users/user-directory.js';
-import { openWorkspaces } from './users/workspaces.js';
+import { openWorkspaces } from './users/workspace-paths.js';
 import { errorMessage } from './util/error-message.js';
 
 const USAGE = `usage: npm run users -- add <id> [--admin] [--key-name <name>] [--workspace <path>]...

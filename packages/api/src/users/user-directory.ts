@@ -3,7 +3,7 @@ import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, User
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
 import type { StoredKeyCache } from './key-cache.js';
-import type { Tenancy, WorkspaceOwner, Workspaces } from './workspaces.js';
+import type { Tenancy, WorkspaceOwner, Workspaces } from './workspace-paths.js';
 
 /** The user of local mode, the only one there is then. */
 export const LOCAL_USER = 'local';
@@ -23,7 +23,7 @@ export interface User {
   /** null for users of API_KEYS (and local mode's user): nothing records when they appeared. */
   createdAt: Date | null;
   /**
-   * The paths the user's agents may reach, resolved (workspaces.ts): those stored for the user,
+   * The paths the user's agents may reach, resolved (workspace-paths.ts): those stored for the user,
    * else their directory under WORKSPACES_DIR, else ALLOWED_PATHS. From get(), the directory under
    * WORKSPACES_DIR exists and was checked; list() only names it.
    */
