@@ -232,7 +232,7 @@ export class UserDirectory {
     const workspaces = this.options.workspaces;
     const storedPaths = await workspaces.resolveRequested(requested);
     await workspaces.checkOverlap({ id, storedPaths }, await this.owners(), requested);
-    return storedPaths;
+    return [...new Set(storedPaths)];
   }
 
   /** Every user (configured and stored) with the paths stored for them. */

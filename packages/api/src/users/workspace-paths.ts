@@ -110,8 +110,8 @@ export class Workspaces {
   }
 
   /**
-   * Paths an admin asks to store, as they will be stored: each resolved through its symbolic
-   * links. A path that does not exist or is not a directory is refused (422).
+   * Paths an admin asks to store, each resolved through its symbolic links (duplicates kept). A
+   * path that does not exist or is not a directory is refused (422).
    */
   async resolveRequested(paths: readonly string[]): Promise<string[]> {
     const resolved: string[] = [];
@@ -127,7 +127,8 @@ export class Workspaces {
         throw new WorkspacePathError(`Workspace path cannot be read: ${path}`);
       }
       if (!(await stat(real)).isDirectory()) throw new WorkspacePathError(`Workspace path is not a directory: ${path}`);
-      if (!resolved.includes(real)) resolved.push(real);
+      // In the order given, one for one: checkOverlap names a refused path as it was given.
+      resolved.push(real);
     }
     return resolved;
   }

@@ -142,8 +142,11 @@ describe.each(DIALECTS)('stored workspace paths on %s', (dialect) => {
     const own = join(outside, 'mallory');
     mkdirSync(own);
     expect((await as(ROOT_KEY, 'POST', '/users', { id: 'mallory', workspace_paths: [own] })).status).toBe(201);
-    expect(await as(ROOT_KEY, 'PATCH', '/users/mallory', { workspace_paths: [own, sneaky] })).toEqual(overlaps(sneaky));
+    // Named as given, also after a path the service finds twice (a link to one already listed).
+    symlinkSync(own, join(outside, 'mallory-link'));
+    expect(await as(ROOT_KEY, 'PATCH', '/users/mallory', { workspace_paths: [own, join(outside, 'mallory-link'), sneaky] })).toEqual(overlaps(sneaky));
     expect((await as(ROOT_KEY, 'GET', '/users/mallory')).body).toMatchObject({ workspace: { paths: [own] } });
+    expect(await as(ROOT_KEY, 'PATCH', '/users/mallory', { workspace_paths: [own, join(outside, 'mallory-link')] })).toMatchObject({ status: 200, body: { workspace: { paths: [own] } } });
     // Her own paths may change freely, even to ones below what she had.
     expect(await as(ROOT_KEY, 'PATCH', '/users/alice', { workspace_paths: [join(alice, 'src')] })).toMatchObject({ status: 200, body: { workspace: { paths: [join(alice, 'src')] } } });
   });
