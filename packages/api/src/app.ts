@@ -187,6 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
     facts: deps.probes?.facts ?? (() => sandboxFacts(settings, sandboxProbes)),
     ...(deps.runtime === undefined ? {} : { model: () => toModelInfo(deps.runtime!.current()) }),
+    tenancy: () => deps.users.tenancy(),
   });
 
   const auth = new Authenticator(settings.apiKeys, deps.users);

@@ -28,7 +28,8 @@ function readSettings(): Settings {
 async function main(): Promise<void> {
   const settings = readSettings();
   const logger = createLogger(settings);
-  const services = await openServices(settings, logger);
+  // WORKSPACES_DIR is made ready here: a bad one stops start-up in one line, as a bad setting does.
+  const services = await openServices(settings, logger).catch(refuse);
   // Stored users make the service keyed too, which only the database can tell.
   try {
     assertSafeExposure(settings, services.users.keyed);
@@ -47,6 +48,13 @@ async function main(): Promise<void> {
     logger.warn(
       { mode: 'local' },
       'no API_KEYS and no stored users: local mode, requests act as user "local". Local mode trusts every process on this machine (any of them can run agents, shell included); on a shared machine set API_KEYS',
+    );
+  }
+
+  if ((await services.users.tenancy()) === 'shared') {
+    logger.warn(
+      { tenancy: 'shared' },
+      "users share ALLOWED_PATHS: each user's agents can read and change every other user's files. Set WORKSPACES_DIR (a directory per user) or give each user workspace_paths",
     );
   }
 

@@ -29,6 +29,7 @@ import { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { sqliteRuntimeWarning } from './db/sqlite-runtime.js';
 import { StoredKeyCache } from './users/key-cache.js';
 import { UserDirectory } from './users/user-directory.js';
+import { openWorkspaces } from './users/workspace-paths.js';
 import { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { revertedEntry } from './checkpoints/audit-entry.js';
@@ -147,7 +148,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     configuredUsers: [...new Set(settings.apiKeys.map((key) => key.userId))],
     adminUsers: settings.adminUsers,
     keyed,
-    allowedPaths: settings.allowedPaths,
+    workspaces: await openWorkspaces(settings),
     now,
   });
   const runtime = new RuntimeIntrospector(settings, {

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { UserId } from '@mada/protocol';
 import { isAddressOrRange } from './util/ip-ranges.js';
 import { DEFAULT_APPROVAL_RULES, readApprovalRulesFile, type ApprovalRule } from './tools/sandbox/command-policy/index.js';
 
@@ -156,6 +157,7 @@ const SPECS = {
   debug: spec('DEBUG', boolean, false),
   databaseUrl: spec('DATABASE_URL', text, ''),
   allowedPaths: spec('ALLOWED_PATHS', list, [] as string[]),
+  workspacesDir: spec('WORKSPACES_DIR', text, '', true),
   sessionTtlHours: spec('SESSION_TTL_HOURS', decimal(0), 24),
   maxContextTokens: spec('MAX_CONTEXT_TOKENS', integer(1), 128_000),
   summarizationThreshold: spec('SUMMARIZATION_THRESHOLD', decimal(0, 1, true), 0.8),
@@ -212,13 +214,15 @@ const SPECS = {
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };
 
-export type Settings = Omit<Raw, 'databaseUrl' | 'allowedPaths' | 'dataDir'> & {
+export type Settings = Omit<Raw, 'databaseUrl' | 'allowedPaths' | 'dataDir' | 'workspacesDir'> & {
   dataDir: string;
   database: DatabaseConfig;
   /** Absolute, symlink-free roots the tools may touch. Never empty. */
   allowedPaths: string[];
   /** True when ALLOWED_PATHS was empty and the start directory was used instead. */
   allowedPathsDefaulted: boolean;
+  /** WORKSPACES_DIR made absolute, or '' when unset (users without paths then share ALLOWED_PATHS). */
+  workspacesDir: string;
   /** APPROVAL_RULES_FILE's rules, or the defaults when it is unset. */
   approvalRules: readonly ApprovalRule[];
 };
@@ -258,9 +262,22 @@ export function loadSettings(env: Env = process.env, cwd = process.cwd()): Setti
   const sandboxReadPaths = raw.sandboxReadPaths.map((p) => resolve(cwd, p));
   const { databaseUrl: _url, allowedPaths: _paths, dataDir: _dir, ...rest } = raw;
   const approvalRulesFile = raw.approvalRulesFile === '' ? '' : resolve(cwd, raw.approvalRulesFile);
+  const workspacesDir = raw.workspacesDir.trim() === '' ? '' : resolve(cwd, raw.workspacesDir.trim());
+  if (workspacesDir !== '') refuseUnsafeDirectoryNames(raw.apiKeys);
   const approvalRules = approvalRulesFile === '' ? DEFAULT_APPROVAL_RULES : approvalRulesFrom(approvalRulesFile);
   // approvalRulesFile absolute: the engine protects that file from the tools.
-  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules };
+  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules, workspacesDir };
+}
+
+/**
+ * With WORKSPACES_DIR each user's directory is named by their id, so an id of API_KEYS that is
+ * not a plain name (`..`, `a/b`) would name a directory elsewhere: the service does not start.
+ */
+function refuseUnsafeDirectoryNames(keys: readonly ApiKey[]): void {
+  const bad = keys.find((key) => !UserId.safeParse(key.userId).success);
+  if (bad === undefined) return;
+  // The id only (JSON-quoted, so an odd character shows): the key never reaches a message.
+  fail('API_KEYS', `user id ${JSON.stringify(bad.userId.slice(0, 64))} cannot name a directory under WORKSPACES_DIR: a user id is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
 }
 
 function approvalRulesFrom(path: string): ApprovalRule[] {

@@ -2,13 +2,15 @@
  * Users and keys from the command line, with the service stopped or running (it reads the same
  * database the service does, through the same settings):
  *
- *   npm run users -- add <id> [--admin] [--key-name NAME]   a stored user and its first key
+ *   npm run users -- add <id> [--admin] [--key-name NAME] [--workspace PATH]...
+ *                                                           a stored user and its first key
  *   npm run users -- key <id> [--key-name NAME]             another key for a stored user
  *
  * The key is printed once, on stdout alone (so `KEY=$(npm run -s users -- add alice --admin)`
  * works); what else there is to say goes to stderr. Exit status: 0 done, 1 refused (the user
  * exists, or does not), 2 usage or settings.
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserId } from '@mada/protocol';
 import { config as loadDotenv } from 'dotenv';
@@ -18,9 +20,10 @@ import { DomainError } from './errors.js';
 import { loadSettings } from './settings.js';
 import { StoredKeyCache } from './users/key-cache.js';
 import { UserDirectory } from './users/user-directory.js';
+import { openWorkspaces } from './users/workspace-paths.js';
 import { errorMessage } from './util/error-message.js';
 
-const USAGE = `usage: npm run users -- add <id> [--admin] [--key-name <name>]
+const USAGE = `usage: npm run users -- add <id> [--admin] [--key-name <name>] [--workspace <path>]...
        npm run users -- key <id> [--key-name <name>]`;
 
 class UsageError extends Error {}
@@ -32,7 +35,13 @@ async function main(args: string[]): Promise<Outcome> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { admin: { type: 'boolean', default: false }, 'key-name': { type: 'string', default: 'cli' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      admin: { type: 'boolean', default: false },
+      'key-name': { type: 'string', default: 'cli' },
+      // The user's workspace paths (relative ones from here); none: WORKSPACES_DIR/<id> or ALLOWED_PATHS.
+      workspace: { type: 'string', multiple: true, default: [] },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help === true) return { usage: USAGE };
   const [command, id, ...rest] = positionals;
@@ -40,6 +49,8 @@ async function main(args: string[]): Promise<Outcome> {
   if (!UserId.safeParse(id).success) throw new UsageError(`invalid user id "${id}": 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
   const keyName = values['key-name'].trim();
   if (keyName === '' || keyName.length > 100) throw new UsageError('--key-name: 1 to 100 characters');
+  if (command !== 'add' && values.workspace.length > 0) throw new UsageError('--workspace goes with add');
+  const workspacePaths = values.workspace.map((path) => resolve(path));
   loadDotenv({ quiet: true });
   const settings = loadSettings(process.env, process.cwd());
   const repository = await openRepository(settings.database);
@@ -51,11 +62,11 @@ async function main(args: string[]): Promise<Outcome> {
       adminUsers: settings.adminUsers,
       // Keys are what this command is for, whatever mode a running service is in.
       keyed: true,
-      allowedPaths: settings.allowedPaths,
+      workspaces: await openWorkspaces(settings),
       now: () => new Date(),
     });
     if (command === 'add') {
-      const { key } = await users.create(SYSTEM_ACTOR, { id, role: values.admin ? 'admin' : 'member' }, keyName);
+      const { key } = await users.create(SYSTEM_ACTOR, { id, role: values.admin ? 'admin' : 'member', workspacePaths }, keyName);
       return { key: key!, note: `user ${id} created (${values.admin ? 'admin' : 'member'}). The key below is shown once; a service running in local mode asks for keys after its next start.` };
     }
     const { key } = await users.createKey(SYSTEM_ACTOR, id, keyName);

@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +75,45 @@ describe('service start-up', () => {
         .poll(() => running!.output())
         .toMatch(/bash shares the host's network \(SANDBOX_NETWORK=true\).*slirp4netns.*: it can reach services on 127\.0\.0\.1.*own API asks no key.*Set SANDBOX_NETWORK=false, or API_KEYS/);
     }
+  });
+});
+
+describe('start-up with several users', () => {
+  const team = { API_KEYS: 'ann:ann-key-5e0b7f2c91d4,ben:ben-key-a17c4d8e03f6', LLM_BASE_URL: 'http://127.0.0.1:9' };
+  const sharingWarning = /users share ALLOWED_PATHS: each user's agents can read and change every other user's files/g;
+
+  it('warns once that users share ALLOWED_PATHS when they do', { timeout: 60_000 }, async () => {
+    running = await startService(team, workdir());
+    expect(((await (await fetch(`${running.url}/health`)).json()) as { tenancy: string }).tenancy).toBe('shared');
+    await expect.poll(() => running!.output()).toMatch(sharingWarning);
+    expect(running.output().match(sharingWarning)).toHaveLength(1);
+  });
+
+  it('gives each user a directory of their own with WORKSPACES_DIR, and does not warn', { timeout: 60_000 }, async () => {
+    const dir = workdir();
+    running = await startService({ ...team, WORKSPACES_DIR: join(dir, 'workspaces') }, dir);
+    expect(((await (await fetch(`${running.url}/health`)).json()) as { tenancy: string }).tenancy).toBe('per_user');
+    const me = (await (await fetch(`${running.url}/me`, { headers: { 'x-api-key': 'ben-key-a17c4d8e03f6' } })).json()) as { workspace: { paths: string[] } };
+    expect(me.workspace.paths).toEqual([join(dir, 'workspaces', 'ben')]);
+    expect(running.output()).not.toMatch(sharingWarning);
+  });
+
+  it('refuses, in one line, a configured id that cannot name a directory under WORKSPACES_DIR', async () => {
+    const { code, stderr } = await runServiceToExit({ API_KEYS: 'ann:ann-key-5e0b7f2c91d4,../etc:sneaky-key-0123', WORKSPACES_DIR: '/srv/never-made' }, workdir());
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'mada-api: Invalid setting API_KEYS: user id "../etc" cannot name a directory under WORKSPACES_DIR: a user id is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit\n',
+    );
+  });
+
+  it('refuses, in one line, a WORKSPACES_DIR other accounts may write', async () => {
+    const dir = workdir();
+    const open = join(dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const { code, stderr } = await runServiceToExit({ ...team, WORKSPACES_DIR: open }, dir);
+    expect(code).toBe(1);
+    expect(stderr).toBe(`mada-api: Invalid setting WORKSPACES_DIR: ${open} is writable by other accounts (mode 777): chmod go-w it\n`);
   });
 });
 

@@ -132,6 +132,25 @@ describe('settings', () => {
   });
 });
 
+describe('WORKSPACES_DIR', () => {
+  it('is unset by default, and made absolute from the start directory', () => {
+    expect(load({}).workspacesDir).toBe('');
+    expect(load({ WORKSPACES_DIR: 'ws' }).workspacesDir).toBe(join(cwd, 'ws'));
+  });
+
+  it('stops start-up naming an API_KEYS user whose id cannot name a directory, never the key', () => {
+    for (const id of ['..', 'a/b', '.hidden', 'x'.repeat(65)]) {
+      const message = errorOf({ WORKSPACES_DIR: '/srv/ws', API_KEYS: `ok:key-one-0123,${id}:key-two-4567` });
+      expect(message).toBe(
+        `Invalid setting API_KEYS: user id ${JSON.stringify(id.slice(0, 64))} cannot name a directory under WORKSPACES_DIR: a user id is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      );
+      expect(message).not.toContain('key-two');
+      // Without WORKSPACES_DIR such an id names no directory, and works as in version 1.1.
+      expect(load({ API_KEYS: `${id}:key-two-4567` }).apiKeys).toEqual([{ userId: id, key: 'key-two-4567' }]);
+    }
+  });
+});
+
 describe('DATABASE_URL', () => {
   it.each([
     ['sqlite:////var/lib/mada/mada.db', { dialect: 'sqlite', path: '/var/lib/mada/mada.db' }],

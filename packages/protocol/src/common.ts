@@ -32,12 +32,21 @@ export const ModelInfo = z
   .meta({ id: 'ModelInfo' });
 export type ModelInfo = z.infer<typeof ModelInfo>;
 
+/**
+ * `shared`: users reach the same ALLOWED_PATHS, so each user's agents can read and change the
+ * others' files (version 1.1 behaviour); `per_user`: each user has a workspace of their own.
+ */
+export const Tenancy = z.enum(['shared', 'per_user']).meta({ id: 'Tenancy' });
+export type Tenancy = z.infer<typeof Tenancy>;
+
 export const HealthResponse = z
   .object({
     status: z.enum(['healthy', 'degraded', 'unhealthy']),
     version: z.string(),
     checks: z.record(z.string(), z.string()),
     model: ModelInfo.optional(),
+    // Optional for clients of services from before it: every service since sends it.
+    tenancy: Tenancy.optional(),
   })
   .meta({ id: 'HealthResponse' });
 export type HealthResponse = z.infer<typeof HealthResponse>;

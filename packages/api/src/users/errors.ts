@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.js';
 
 export class UserNotFoundError extends NotFoundError {
   constructor() {
@@ -37,3 +37,19 @@ export class AdminOnlyError extends ForbiddenError {
     super('Admin only');
   }
 }
+
+/** A workspace path that contains, or lies inside, another user's (symbolic links resolved). */
+export class WorkspaceOverlapError extends ConflictError {
+  constructor(readonly path: string) {
+    super(`Workspace overlaps another user's: ${path}`);
+  }
+}
+
+/** A workspace path that cannot be one: missing, not a directory, not absolute. */
+export class WorkspacePathError extends UnprocessableError {}
+
+/**
+ * What stands at a user's place under WORKSPACES_DIR is not a directory of the service's own (a
+ * symbolic link, a file, another account's directory): nothing of it is used.
+ */
+export class UnsafeWorkspaceError extends ConflictError {}

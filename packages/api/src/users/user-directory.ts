@@ -3,6 +3,7 @@ import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, User
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
 import type { StoredKeyCache } from './key-cache.js';
+import type { Tenancy, WorkspaceOwner, Workspaces } from './workspace-paths.js';
 
 /** The user of local mode, the only one there is then. */
 export const LOCAL_USER = 'local';
@@ -21,6 +22,11 @@ export interface User {
   disabled: boolean;
   /** null for users of API_KEYS (and local mode's user): nothing records when they appeared. */
   createdAt: Date | null;
+  /**
+   * The paths the user's agents may reach, resolved (workspace-paths.ts): those stored for the user,
+   * else their directory under WORKSPACES_DIR, else ALLOWED_PATHS. From get(), the directory under
+   * WORKSPACES_DIR exists and was checked; list() only names it.
+   */
   workspacePaths: string[];
   quotas: Quotas;
   source: 'config' | 'stored';
@@ -49,8 +55,8 @@ export interface UserDirectoryOptions {
   adminUsers: readonly string[];
   /** Whether the service asks for keys: decided once, at start-up. */
   keyed: boolean;
-  /** ALLOWED_PATHS: the workspace of configured users and of stored users given none. */
-  allowedPaths: readonly string[];
+  /** Decides each user's workspace paths: stored ones, WORKSPACES_DIR/<id>, or ALLOWED_PATHS. */
+  workspaces: Workspaces;
   now: () => Date;
 }
 
@@ -67,6 +73,10 @@ export class UserDirectory {
   private readonly configured: ReadonlySet<string>;
   private readonly admins: ReadonlySet<string>;
   private readonly disabledListeners: ((userId: string) => Promise<void>)[] = [];
+  /** Workspace changes of this process, one at a time: two may not each pass the overlap check against the other's old paths. */
+  private workspaceTurn: Promise<unknown> = Promise.resolve();
+  /** What /health says when the database cannot be asked: the last answer it gave. */
+  private lastTenancy: Tenancy = 'per_user';
 
   constructor(private readonly options: UserDirectoryOptions) {
     this.configured = new Set(options.configuredUsers);
@@ -96,12 +106,37 @@ export class UserDirectory {
     return this.roleOf(userId, this.options.keyed ? 'member' : 'admin');
   }
 
+  /** One user, their own directory under WORKSPACES_DIR made and checked: what runs use. */
   async get(id: string): Promise<User> {
+    const { user, storedPaths } = await this.lookUp(id);
+    return { ...user, workspacePaths: await this.options.workspaces.prepare({ id, storedPaths }) };
+  }
+
+  /** One user as they are shown, their directory under WORKSPACES_DIR named but not made. */
+  async find(id: string): Promise<User> {
+    return (await this.lookUp(id)).user;
+  }
+
+  private async lookUp(id: string): Promise<{ user: User; storedPaths: string[] }> {
     const configured = this.configuredUser(id);
-    if (configured) return configured;
+    if (configured) return { user: configured, storedPaths: [] };
     const stored = await this.findStored(id);
     if (!stored) throw new UserNotFoundError();
-    return this.fromRecord(stored);
+    return { user: this.fromRecord(stored), storedPaths: storedPathsOf(stored) };
+  }
+
+  /**
+   * `shared` when two or more users fall back to ALLOWED_PATHS (keyed, no WORKSPACES_DIR, no
+   * paths of their own); local mode has one user, who shares with nobody.
+   */
+  async tenancy(): Promise<Tenancy> {
+    if (!this.options.keyed) return 'per_user';
+    try {
+      this.lastTenancy = this.options.workspaces.tenancy(await this.owners());
+    } catch {
+      // The database is down (/health says so): the last answer stands.
+    }
+    return this.lastTenancy;
   }
 
   async list(): Promise<User[]> {
@@ -112,13 +147,23 @@ export class UserDirectory {
 
   async create(actor: string, input: NewUser, firstKeyName?: string): Promise<{ user: User; key?: string }> {
     if (this.configuredUser(input.id)) throw new UserExistsError();
+    return this.inWorkspaceTurn(async () => {
+      if (await this.findStored(input.id)) throw new UserExistsError();
+      // Every new user is checked: one given no paths gets WORKSPACES_DIR/<id> or ALLOWED_PATHS,
+      // either of which may overlap a path stored for someone else.
+      const workspacePaths = await this.checkedWorkspace(input.id, input.workspacePaths ?? []);
+      return this.store(actor, input, workspacePaths, firstKeyName);
+    });
+  }
+
+  private async store(actor: string, input: NewUser, workspacePaths: string[], firstKeyName?: string): Promise<{ user: User; key?: string }> {
     const now = this.options.now();
     const record: UserRecord = {
       id: input.id,
       role: input.role,
       disabled: false,
       createdAt: now,
-      workspacePaths: JSON.stringify(input.workspacePaths ?? []),
+      workspacePaths: JSON.stringify(workspacePaths),
       ...NO_LIMITS,
       ...input.quotas,
     };
@@ -130,13 +175,22 @@ export class UserDirectory {
 
   async update(actor: string, id: string, update: UserUpdate): Promise<User> {
     if (this.configuredUser(id)) throw new ConfiguredUserError();
+    if (!isStoredId(id)) throw new UserNotFoundError();
+    const paths = update.workspacePaths;
+    if (paths === undefined) return this.change(actor, id, update, undefined);
+    return this.inWorkspaceTurn(async () => {
+      if (!(await this.options.store.findUser(id))) throw new UserNotFoundError();
+      return this.change(actor, id, update, await this.checkedWorkspace(id, paths));
+    });
+  }
+
+  private async change(actor: string, id: string, update: UserUpdate, workspacePaths: string[] | undefined): Promise<User> {
     const changes: UserChanges = {
       ...(update.role === undefined ? {} : { role: update.role }),
       ...(update.disabled === undefined ? {} : { disabled: update.disabled }),
-      ...(update.workspacePaths === undefined ? {} : { workspacePaths: JSON.stringify(update.workspacePaths) }),
+      ...(workspacePaths === undefined ? {} : { workspacePaths: JSON.stringify(workspacePaths) }),
       ...update.quotas,
     };
-    if (!isStoredId(id)) throw new UserNotFoundError();
     const stored = await this.options.store.updateUser(id, changes, actor, this.options.now());
     if (!stored) throw new UserNotFoundError();
     // Access taken away (or given back) applies to this replica's next request.
@@ -170,6 +224,30 @@ export class UserDirectory {
     this.options.keys.clear();
   }
 
+  /**
+   * The paths to store for `id` (resolved through their links; empty: none of their own), once
+   * the workspace they make is known to overlap no other user's.
+   */
+  private async checkedWorkspace(id: string, requested: readonly string[]): Promise<string[]> {
+    const workspaces = this.options.workspaces;
+    const storedPaths = await workspaces.resolveRequested(requested);
+    await workspaces.checkOverlap({ id, storedPaths }, await this.owners(), requested);
+    return [...new Set(storedPaths)];
+  }
+
+  /** Every user (configured and stored) with the paths stored for them. */
+  private async owners(): Promise<WorkspaceOwner[]> {
+    const configured = this.configuredIds().map((id) => ({ id, storedPaths: [] }));
+    const stored = (await this.options.store.listUsers()).map((record) => ({ id: record.id, storedPaths: storedPathsOf(record) }));
+    return [...configured, ...stored];
+  }
+
+  private inWorkspaceTurn<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.workspaceTurn.then(work);
+    this.workspaceTurn = result.catch(() => undefined);
+    return result;
+  }
+
   usage(userId: string): Promise<UserUsage> {
     return this.options.store.usage(userId, startOfDay(this.options.now()));
   }
@@ -198,25 +276,26 @@ export class UserDirectory {
       role: this.configuredRole(id),
       disabled: false,
       createdAt: null,
-      workspacePaths: [...this.options.allowedPaths],
+      workspacePaths: this.options.workspaces.pathsOf({ id, storedPaths: [] }),
       quotas: NO_LIMITS,
       source: 'config',
     };
   }
 
   private fromRecord(record: UserRecord): User {
-    const paths = JSON.parse(record.workspacePaths) as string[];
     return {
       id: record.id,
       role: this.roleOf(record.id, record.role),
       disabled: record.disabled,
       createdAt: record.createdAt,
-      workspacePaths: paths.length > 0 ? paths : [...this.options.allowedPaths],
+      workspacePaths: this.options.workspaces.pathsOf({ id: record.id, storedPaths: storedPathsOf(record) }),
       quotas: { maxConcurrentRuns: record.maxConcurrentRuns, maxRunsPerDay: record.maxRunsPerDay, maxTokensPerDay: record.maxTokensPerDay },
       source: 'stored',
     };
   }
 }
+
+const storedPathsOf = (record: UserRecord): string[] => JSON.parse(record.workspacePaths) as string[];
 
 /** Stored users' ids are checked at creation: anything else names no stored user. */
 const isStoredId = (id: string): boolean => UserId.safeParse(id).success;

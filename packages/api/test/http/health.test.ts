@@ -1,10 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { validate } from '@readme/openapi-parser';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { detectSandbox } from '../../src/tools/sandbox/launcher.js';
 import { VERSION } from '../../src/version.js';
-import { createTestApp } from '../support/app.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { until } from '../support/until.js';
 
 describe('GET /', () => {
   it('names the service and its version', async () => {
@@ -27,6 +31,8 @@ describe('GET /health', () => {
       checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork() },
       // No runtime answered introspection: LLM_NUM_CTX and native tool calls until one does.
       model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
+      // Local mode: one user, sharing with nobody.
+      tenancy: 'per_user',
     });
     await t.close();
   });
@@ -70,10 +76,33 @@ describe('GET /health', () => {
         version: VERSION,
         checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork() },
         model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
+        tenancy: 'per_user',
       },
     ]);
     await app.close();
     await t.close();
+  });
+
+  it('says "shared" while two or more users reach the same ALLOWED_PATHS, "per_user" otherwise', async () => {
+    const one = await createTestApp({ env: { API_KEYS: 'ann:ann-key-5e0b7f2c91d4', ADMIN_USERS: 'ann' } });
+    const tenancy = async (t: TestApp) => (await t.app.inject({ url: '/health' })).json<{ tenancy: string }>().tenancy;
+    try {
+      expect(await tenancy(one)).toBe('per_user');
+      // A second user without paths of their own shares ann's (seen once the 2 s answer has aged).
+      expect((await one.app.inject({ method: 'POST', url: '/users', headers: { 'x-api-key': 'ann-key-5e0b7f2c91d4' }, payload: { id: 'ben' } })).statusCode).toBe(201);
+      await until(() => tenancy(one), (value) => value === 'shared', 'tenancy to become shared');
+    } finally {
+      await one.close();
+    }
+    const team = { API_KEYS: 'ann:ann-key-5e0b7f2c91d4,ben:ben-key-a17c4d8e03f6' };
+    const shared = await createTestApp({ env: team });
+    expect(await tenancy(shared)).toBe('shared');
+    await shared.close();
+    const workspaces = mkdtempSync(join(tmpdir(), 'mada-health-ws-'));
+    const own = await createTestApp({ env: { ...team, WORKSPACES_DIR: workspaces } });
+    expect(await tenancy(own)).toBe('per_user');
+    await own.close();
+    rmSync(workspaces, { recursive: true, force: true });
   });
 
   it('is unhealthy with 503 when the database does not answer', async () => {

@@ -1,6 +1,10 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { newKey } from '../../src/users/api-keys.js';
+import { call, type Json } from '../support/api-call.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, DIALECTS } from '../support/databases.js';
 import { until } from '../support/until.js';
@@ -13,22 +17,6 @@ import { until } from '../support/until.js';
 const ROOT_KEY = 'root-key-2c9f4e71a0d3';
 const BOB_KEY = 'bob-key-8e15b2c6f47a';
 const KEY_SHAPE = /^mada_[0-9A-Za-z]{43}$/;
-type Json = Record<string, unknown>;
-
-interface Answer {
-  status: number;
-  body: Json;
-}
-
-async function call(address: string, key: string | undefined, method: string, path: string, body?: Json): Promise<Answer> {
-  const response = await fetch(`${address}${path}`, {
-    method,
-    headers: { ...(key === undefined ? {} : { 'x-api-key': key }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json) };
-}
 
 describe.each(DIALECTS)('users and keys on %s', (dialect) => {
   let model: ScriptedModel;
@@ -120,14 +108,17 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
   });
 
   it('stores a user once, keeps its quotas and workspace, and refuses the id of a configured user', async () => {
-    const created = await as(ROOT_KEY, 'POST', '/users', { id: 'dora', role: 'member', workspace_paths: ['/srv/dora'], quotas: { max_runs_per_day: 5 } });
+    // Outside ALLOWED_PATHS, which root and bob share: inside it would overlap theirs.
+    const doraDir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-dora-')));
+    onTestFinished(() => rmSync(doraDir, { recursive: true, force: true }));
+    const created = await as(ROOT_KEY, 'POST', '/users', { id: 'dora', role: 'member', workspace_paths: [doraDir], quotas: { max_runs_per_day: 5 } });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: 'dora',
       role: 'member',
       disabled: false,
       created_at: expect.stringMatching(/Z$/),
-      workspace: { paths: ['/srv/dora'] },
+      workspace: { paths: [doraDir] },
       quotas: { max_concurrent_runs: 0, max_runs_per_day: 5, max_tokens_per_day: 0 },
       source: 'stored',
     });

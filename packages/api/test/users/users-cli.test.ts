@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +84,24 @@ describe.each(DIALECTS)('npm run users on %s', { timeout: 60_000 }, (dialect) =>
     } finally {
       service.child.kill('SIGTERM');
       await service.exited;
+    }
+  });
+
+  it('stores the workspace paths given with --workspace, resolved, and refuses one inside another user\'s', async () => {
+    const database = await createTestDatabase(dialect);
+    try {
+      mkdirSync(join(cwd, 'proj', 'sub'), { recursive: true });
+      // Relative to where the command runs.
+      const added = await users(database.url, cwd, 'add', 'alice', '--workspace', 'proj');
+      expect(added.code, added.stderr).toBe(0);
+      expect(JSON.parse((await database.repository.users.findUser('alice'))!.workspacePaths)).toEqual([realpathSync(join(cwd, 'proj'))]);
+      const inside = join(cwd, 'proj', 'sub');
+      expect(await users(database.url, cwd, 'add', 'bob', '--workspace', inside)).toEqual({ code: 1, stdout: '', stderr: `users: Workspace overlaps another user's: ${inside}\n` });
+      const missing = join(cwd, 'nowhere');
+      expect(await users(database.url, cwd, 'add', 'bob', '--workspace', missing)).toEqual({ code: 1, stdout: '', stderr: `users: Workspace path does not exist: ${missing}\n` });
+      expect(await database.repository.users.findUser('bob')).toBeUndefined();
+    } finally {
+      await database.drop();
     }
   });
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { HealthResponse, RootResponse, type ModelInfo } from '@mada/protocol';
+import { HealthResponse, RootResponse, type ModelInfo, type Tenancy } from '@mada/protocol';
 import { cachedProbe, type Probe } from '../../health/probes.js';
 
 export interface HealthOptions {
@@ -12,6 +12,8 @@ export interface HealthOptions {
   facts?: () => Promise<Record<string, string>>;
   /** The model as the runtime last described it (no request to the runtime here). */
   model?: () => ModelInfo;
+  /** Whether users share ALLOWED_PATHS (`shared`) or each has a workspace of their own. */
+  tenancy?: () => Promise<Tenancy>;
 }
 
 export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, options) => {
@@ -19,6 +21,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
   const database = cachedProbe(options.database);
   const dependencies = Object.entries(options.dependencies).map(([name, probe]) => [name, cachedProbe(probe)] as const);
   const facts = options.facts === undefined ? undefined : cachedProbe(options.facts);
+  const tenancy = options.tenancy === undefined ? undefined : cachedProbe(options.tenancy);
   app.get(
     '/',
     { schema: { tags: ['health'], summary: 'Service name and version', response: { 200: RootResponse } } },
@@ -32,7 +35,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
         tags: ['health'],
         summary: 'Dependency checks',
         description:
-          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`). Each check is asked at most once every 2 s; requests within that time share its answer.',
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable, 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `model` is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`). `tenancy` is `shared` when two or more users reach the same ALLOWED_PATHS (no WORKSPACES_DIR, no workspace_paths of their own), so each can read and change the others\' files; otherwise `per_user` (local mode too: its one user shares with nobody). Each check is asked at most once every 2 s; requests within that time share its answer.',
         response: { 200: HealthResponse, 503: HealthResponse },
       },
     },
@@ -43,8 +46,9 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
       Object.assign(checks, (await facts?.()) ?? {});
       const healthy = results.every((r) => r === 'ok');
       const model = options.model === undefined ? {} : { model: options.model() };
-      if (databaseState !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks, ...model });
-      return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks, ...model } as const;
+      const shared = tenancy === undefined ? {} : { tenancy: await tenancy() };
+      if (databaseState !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks, ...model, ...shared });
+      return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks, ...model, ...shared } as const;
     },
   );
 };

@@ -65,7 +65,14 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
 
   app.get(
     '/me',
-    { schema: { ...me, summary: 'The caller: role, workspace, quotas and what they used today (UTC)', response: { 200: MeResponse } } },
+    {
+      schema: {
+        ...me,
+        summary: 'The caller: role, workspace, quotas and what they used today (UTC)',
+        // 409: what stands at the caller's place under WORKSPACES_DIR is a link, a file or not the service's.
+        response: { 200: MeResponse, 409: ErrorResponse },
+      },
+    },
     async (request) => {
       const [user, usage] = await Promise.all([users.get(request.caller.userId), users.usage(request.caller.userId)]);
       return {
@@ -128,7 +135,8 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
         ...admin,
         summary: 'Store a user (no key yet: POST /users/{id}/keys makes one)',
         body: CreateUserRequest,
-        response: { 201: UserResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse },
+        // 422 with a detail string: a workspace path that is missing or not a directory.
+        response: { 201: UserResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse) },
       },
     },
     async (request, reply) => {
@@ -144,7 +152,8 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
     { schema: { ...admin, summary: 'One user', params: UserParams, response: { 200: UserResponse, 403: ErrorResponse, 404: ErrorResponse } } },
     async (request) => {
       requireAdmin(request);
-      return toUserResponse(await users.get(request.params.user_id));
+      // Looking at a user is no use of their workspace: their directory is named, not made.
+      return toUserResponse(await users.find(request.params.user_id));
     },
   );
 
@@ -156,7 +165,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
         summary: 'Change a stored user; `disabled: true` refuses their keys and cancels their unfinished runs',
         params: UserParams,
         body: UpdateUserRequest,
-        response: { 200: UserResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse },
+        response: { 200: UserResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ValidationErrorResponse.or(ErrorResponse) },
       },
     },
     async (request) => {
