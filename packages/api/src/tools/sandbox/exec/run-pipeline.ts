@@ -171,6 +171,7 @@ export class PipelineRun {
       child.once('close', () => resolve());
       child.once('error', () => resolve());
     });
+    if (status !== undefined && child.pid !== undefined) this.ctx.groups.sandbox(child.pid, status.childPid, ended);
     const streams = [child.stdout, child.stderr].filter((s) => s !== null);
     return {
       exit: ended.then(({ code, signal }) => (code === null && signal === null ? 127 : statusOf(code, signal))),
