@@ -15,11 +15,5 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    // Once more after a failure: under load (two suites' workers, services and sandboxes on two
-    // cores), a sandboxed command now and then has no effect (`rm` exits 1 with the file still
-    // there; seen as bubblewrap's `loopback: Failed RTM_NEWADDR` by one helper), in a test that
-    // passes alone. Not understood yet (the session note says what was ruled out); a test that
-    // fails twice is red as before.
-    retry: 1,
   },
 });

@@ -2,7 +2,8 @@ import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDirectory, isWithin } from './paths.js';
 import { systemMounts, type Mount } from './system-view.js';
-import { BLOCK_FD, INFO_FD } from './user-network.js';
+import { STATUS_FD } from './sandbox-status.js';
+import { BLOCK_FD } from './user-network.js';
 
 /** Where HOME points inside the sandbox: an empty directory in the private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
@@ -19,6 +20,12 @@ export interface SandboxSpec {
    * the resolv.conf that points at slirp's resolver. Without it `network` shares the host's.
    */
   userNetwork?: { resolvConf: string };
+  /**
+   * bubblewrap reports on STATUS_FD (a pipe the caller opens) whether it started the command:
+   * how a sandbox that failed to set itself up is told from a command that failed. Always with
+   * `userNetwork`, whose uplink needs the sandbox's pid from it.
+   */
+  status?: boolean;
   /** Files and directories inside the allowed paths kept read-only (git config, hooks, `.env`). */
   readOnlyPaths: readonly string[];
   /** Hidden even inside an allowed path: DATA_DIR, the database, the service's `.env`. */
@@ -109,8 +116,11 @@ function mountArguments(mount: Mount): string[] {
 function networkArguments(spec: SandboxSpec): string[] {
   if (!spec.network) return [];
   if (spec.userNetwork === undefined) return ['--share-net'];
-  return ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)];
+  return ['--block-fd', String(BLOCK_FD)];
 }
+
+const statusArguments = (spec: SandboxSpec): string[] =>
+  spec.status === true || (spec.network && spec.userNetwork !== undefined) ? ['--json-status-fd', String(STATUS_FD)] : [];
 
 /**
  * bubblewrap's arguments for one process: the view of sandboxMounts, every namespace new (user,
@@ -130,6 +140,7 @@ export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): s
     '--dev', '/dev',
     '--unshare-all',
     ...networkArguments(spec),
+    ...statusArguments(spec),
     '--cap-drop', 'ALL',
     '--die-with-parent',
     '--setenv', 'HOME', SANDBOX_HOME,

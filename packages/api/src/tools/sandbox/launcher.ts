@@ -3,6 +3,7 @@ import { bwrapArguments, type SandboxSpec } from './bubblewrap.js';
 import { safeSearchPath } from './exec/environment.js';
 import { locateProgram } from './exec/program-path.js';
 import { stageEtc } from './system-view.js';
+import { readSandboxStatus } from './sandbox-status.js';
 import { connectUserNetwork, stageResolvConf } from './user-network.js';
 import { findPidsCgroup, inCgroup, limitedCommand, PidsCgroupPool, type ResourceLimits } from './resource-limits.js';
 
@@ -42,7 +43,9 @@ const PROBE_TIMEOUT_MS = 5000;
 export interface Launch {
   file: string;
   args: string[];
-  /** slirp4netns to uplink the sandbox's own network with (connectUserNetwork) before its command runs. */
+  /** bubblewrap reports on a pipe the spawner puts at STATUS_FD (readSandboxStatus); always with `userNetwork`. */
+  status?: true;
+  /** slirp4netns to uplink the sandbox's own network with (connectUserNetwork) before its command runs; bubblewrap then also waits on a pipe at BLOCK_FD. */
   userNetwork?: string;
 }
 
@@ -61,18 +64,20 @@ export class SandboxLauncher {
     this.cgroup = availability.shellPath === undefined ? undefined : availability.cgroups?.acquire(limits.maxProcesses);
   }
 
-  launch(executable: string, args: readonly string[], cwd: string): Launch {
+  /** `status`: the spawner reads bubblewrap's status (readSandboxStatus) to tell a failed sandbox from a failed command. */
+  launch(executable: string, args: readonly string[], cwd: string, options: { status?: boolean } = {}): Launch {
     const inner = limitedCommand(this.availability.prlimitPath, this.limits, [executable, ...args]);
     const { etc } = this.availability;
     // The staged /etc itself is hidden, should an allowed path contain it: no command may plant
     // an ld.so.preload there for the next sandbox.
     const { slirpPath, resolvConf } = this.availability;
     const own = this.spec.network && slirpPath !== undefined && resolvConf !== undefined;
-    const spec = { ...this.spec, etc, hiddenPaths: [...this.spec.hiddenPaths, etc], cwd, ...(own ? { userNetwork: { resolvConf } } : {}) };
+    const status = own || options.status === true;
+    const spec = { ...this.spec, etc, hiddenPaths: [...this.spec.hiddenPaths, etc], cwd, status, ...(own ? { userNetwork: { resolvConf } } : {}) };
     const sandboxed = [this.availability.bwrapPath, ...bwrapArguments(spec, inner)];
     const { shellPath } = this.availability;
     const command = this.cgroup === undefined || shellPath === undefined ? sandboxed : inCgroup(shellPath, this.cgroup, sandboxed);
-    return { file: command[0] as string, args: command.slice(1), ...(own ? { userNetwork: slirpPath } : {}) };
+    return { file: command[0] as string, args: command.slice(1), ...(status ? { status } : {}), ...(own ? { userNetwork: slirpPath } : {}) };
   }
 
   /** After the processes are gone: the cgroup goes back to the pool. */
@@ -115,7 +120,7 @@ function probeUserNetwork(found: Usable): Promise<SandboxAvailability> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], env: {}, detached: true });
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
-    const up = connectUserNetwork(child, slirpPath, () => {});
+    const up = connectUserNetwork(child, readSandboxStatus(child), slirpPath, () => {});
     child.once('error', () => {});
     child.once('close', (code) => {
       clearTimeout(timer);

@@ -1,4 +1,5 @@
 import type { RunResult } from './exec/run-script.js';
+import { sandboxStartMessage } from './exec/sandbox-start.js';
 
 export interface OutputFacts {
   timeoutSeconds: number;
@@ -19,8 +20,10 @@ export function formatRunOutput(result: RunResult, facts: OutputFacts): string {
   if (result.stopped === 'abort') lines.push('[cancelled: all processes were stopped]');
   if (result.stopped === 'flood') lines.push('[stopped: the command kept printing far past the output limit]');
   if (result.refusal !== undefined) lines.push(result.refusal);
+  if (result.sandboxFailure !== undefined) lines.push(sandboxStartMessage(result.sandboxFailure));
   if (result.exitCode !== null && result.exitCode !== 0 && result.stopped === undefined) lines.push(`[exit code: ${result.exitCode}]`);
   return lines.join('\n');
 }
 
-export const runSucceeded = (result: RunResult): boolean => result.exitCode === 0 && result.stopped === undefined && result.refusal === undefined;
+export const runSucceeded = (result: RunResult): boolean =>
+  result.exitCode === 0 && result.stopped === undefined && result.refusal === undefined && result.sandboxFailure === undefined;

@@ -109,7 +109,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const sandbox = await toolSandbox(context, tool === 'bash' ? 'write' : 'read', searchPath, checked.cwd);
   if (sandbox.availability.state === 'unavailable') return fail(sandboxUnavailableMessage(sandbox.availability.reason), { refused: true, confined: false });
   const confined = sandbox.launcher !== undefined;
-  const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd));
+  const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true }));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const protectedPaths = protectedPathsFor(context, checked.cwd);
   const snapshot = ProtectedSnapshot.take(protectedPaths);
@@ -128,6 +128,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       prepare: async (command) => keptToScopes(await authorizeCommand(command, checked.context), context),
       locate,
       ...(launcher === undefined ? {} : { launcher }),
+      onSandboxRetry: (failure) => context.log?.warn({ programs: failure.programs }, 'bubblewrap failed to set up a sandbox before the command started; starting it again'),
     });
   } catch (error) {
     runError = error;
@@ -135,6 +136,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   sandbox.launcher?.dispose();
   const { restored, census, gitlinkReport } = await putBack(snapshot, protectedPaths, repositories, gitlinks);
   if (result === undefined) return fail(`Command failed to run: ${errorMessage(runError)}`, { confined });
+  if (result.sandboxFailure !== undefined) context.log?.warn({ programs: result.sandboxFailure.programs, attempts: result.sandboxFailure.attempts }, 'bubblewrap failed to set up a sandbox: the command did not run');
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
   const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...censusNotes(census), ...gitlinkNotes(gitlinkReport)];
   const text = [output, ...notes].join('\n');

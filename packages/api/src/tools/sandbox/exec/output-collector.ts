@@ -3,6 +3,12 @@ import type { Readable } from 'node:stream';
 
 export const MAX_OUTPUT_CHARS = 50_000;
 
+export interface OutputMark {
+  chunks: number;
+  length: number;
+  discarded: number;
+}
+
 /**
  * Keeps the first `limit` characters of everything the commands print and counts the rest without
  * storing it, so a command that prints gigabytes costs no memory. Past `floodLimit` discarded
@@ -45,6 +51,21 @@ export class OutputCollector {
     stream.on('data', (chunk: Buffer) => this.add(decoder.write(chunk)));
     stream.on('end', () => this.add(decoder.end()));
     stream.on('error', () => {});
+  }
+
+  /** Where the output stands now, for rollback(). */
+  mark(): OutputMark {
+    return { chunks: this.chunks.length, length: this.length, discarded: this.discarded };
+  }
+
+  /**
+   * Forgets what came after `mark`: the words of a sandbox that failed before its command started,
+   * which is then run again. Only while nothing else writes to the collector.
+   */
+  rollback(mark: OutputMark): void {
+    this.chunks.length = Math.min(this.chunks.length, mark.chunks);
+    this.length = mark.length;
+    this.discarded = mark.discarded;
   }
 
   get text(): string {

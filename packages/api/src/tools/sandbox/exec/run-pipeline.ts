@@ -8,10 +8,16 @@ import { openTarget } from './open-target.js';
 import type { PipeEnds, PipeFactory } from './os-pipe.js';
 import type { OutputCollector } from './output-collector.js';
 import type { ProcessGroups } from './process-groups.js';
+import { readSandboxStatus } from '../sandbox-status.js';
 import { connectUserNetwork } from '../user-network.js';
+import { failedBeforeStart, SandboxStartError } from './sandbox-start.js';
 
-/** How an invocation is started: directly, or wrapped (bubblewrap). */
-export type Launcher = (invocation: Invocation & { executable: string }) => { file: string; args: string[]; argv0?: string; userNetwork?: string };
+/**
+ * How an invocation is started: directly, or wrapped (bubblewrap). `status`: bubblewrap reports on
+ * a pipe at STATUS_FD whether it started the command; `userNetwork` (always with `status`): the
+ * slirp4netns that uplinks the sandbox, which waits on a pipe at BLOCK_FD until then.
+ */
+export type Launcher = (invocation: Invocation & { executable: string }) => { file: string; args: string[]; argv0?: string; status?: true; userNetwork?: string };
 
 export const directLauncher: Launcher = (invocation) => ({
   file: invocation.executable,
@@ -29,6 +35,7 @@ export interface PipelineContext {
   locate(name: string): string | undefined;
   /** How long to wait for output after the processes exited. */
   flushMs: number;
+  onSandboxRetry(failure: SandboxStartError): void;
 }
 
 type Stdio = StdioNull | StdioPipe | number;
@@ -41,7 +48,13 @@ interface Started {
   closed: Promise<void>;
   pid?: number;
   streams: { destroy(): void }[];
+  /** The sandbox ended before its command started (sandbox-start.ts). */
+  failedBeforeStart: Promise<boolean>;
 }
+
+/** Targets a second attempt cannot reproduce: a pipe to a neighbour already fed or drained, a file appended to. */
+const repeatable = (targets: FdTargets): boolean =>
+  targets.every((target) => target.kind !== 'previous' && target.kind !== 'next' && !(target.kind === 'file' && target.mode === 'append'));
 
 const delay = (ms: number): Promise<void> =>
   new Promise((resolve) => {
@@ -66,8 +79,30 @@ export class PipelineRun {
     this.targets = invocations.map((inv, i) => planDescriptors(inv.redirections, i === 0, i === invocations.length - 1));
   }
 
+  /**
+   * A command whose sandbox failed before the command started is started once more when nothing
+   * else could have seen the attempt (a pipeline of one command, no file appended to); what the
+   * failed sandbox printed is dropped. A sandbox that fails again, or cannot be retried, stops
+   * the script with SandboxStartError rather than pass bubblewrap's status off as the command's.
+   */
   async run(): Promise<number> {
+    const mark = this.ctx.collector.mark();
+    let attempt = await this.attempt();
+    let attempts = 1;
+    if (attempt.failed.length > 0 && !this.ctx.groups.stopped && this.invocations.length === 1 && repeatable(this.targets[0] as FdTargets)) {
+      this.ctx.collector.rollback(mark);
+      this.ctx.onSandboxRetry(new SandboxStartError(attempt.failed, attempts));
+      attempt = await this.attempt();
+      attempts++;
+    }
+    if (attempt.failed.length > 0 && !this.ctx.groups.stopped) throw new SandboxStartError(attempt.failed, attempts);
+    return attempt.status;
+  }
+
+  /** Starts every command of the pipeline once; the last one's status and the programs whose sandbox failed to start. */
+  private async attempt(): Promise<{ status: number; failed: string[] }> {
     const started: Started[] = [];
+    this.pipes.length = 0;
     try {
       for (let i = 0; i + 1 < this.invocations.length; i++) {
         const pipe = this.targets[i + 1]?.[0].kind === 'previous' ? await this.ctx.pipes.create() : undefined;
@@ -77,13 +112,15 @@ export class PipelineRun {
       this.invocations.forEach((_, i) => started.push(this.start(i)));
     } finally {
       // Once the children hold their ends, the service's copies must go, or readers never see EOF.
-      for (const fd of this.held) closeSync(fd);
+      for (const fd of this.held.splice(0)) closeSync(fd);
     }
     const statuses = await Promise.all(started.map((s) => s.exit));
     this.ctx.groups.killAll(started.flatMap((s) => (s.pid === undefined ? [] : [s.pid])));
     await Promise.race([Promise.all(started.map((s) => s.closed)), delay(this.ctx.flushMs)]);
     for (const s of started) for (const stream of s.streams) stream.destroy();
-    return statuses[statuses.length - 1] ?? 0;
+    const failedBefore = await Promise.all(started.map((s) => s.failedBeforeStart));
+    const failed = this.invocations.filter((_, i) => failedBefore[i] === true).map((invocation) => invocation.program);
+    return { status: statuses[statuses.length - 1] ?? 0, failed };
   }
 
   private start(i: number): Started {
@@ -103,37 +140,46 @@ export class PipelineRun {
   private spawnChild(i: number, invocation: Invocation & { executable: string }, stdio: Stdio[]): Started {
     const fds = this.targets[i] as FdTargets;
     const launch = this.ctx.launcher(invocation);
+    const sandboxPipes: StdioPipe[] = launch.status === true ? (launch.userNetwork === undefined ? ['pipe'] : ['pipe', 'pipe']) : [];
     const child = spawn(launch.file, launch.args, {
       cwd: this.ctx.cwd,
       env: this.ctx.env,
-      // bubblewrap's --info-fd and --block-fd when the sandbox gets a network of its own.
-      stdio: launch.userNetwork === undefined ? stdio : [...stdio, 'pipe', 'pipe'],
+      stdio: [...stdio, ...sandboxPipes],
       detached: true,
       ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
     });
     if (child.pid !== undefined) this.ctx.groups.add(child.pid);
+    const status = launch.status === true ? readSandboxStatus(child) : undefined;
     // Not awaited: bubblewrap waits on its block fd until the uplink is up (or given up on), so the
     // command cannot start early. It never rejects: any failure releases the command without a network.
-    if (launch.userNetwork !== undefined) void connectUserNetwork(child, launch.userNetwork, (pid) => this.ctx.groups.add(pid));
+    if (launch.userNetwork !== undefined && status !== undefined) void connectUserNetwork(child, status, launch.userNetwork, (pid) => this.ctx.groups.add(pid));
     if (fds[0].kind === 'text' && child.stdin) {
       child.stdin.on('error', () => {});
       child.stdin.end(fds[0].text);
     }
     if (fds[1].kind === 'output' && child.stdout) this.ctx.collector.drain(child.stdout);
     if (fds[2].kind === 'output' && child.stderr) this.ctx.collector.drain(child.stderr);
-    const exit = new Promise<number>((resolve) => {
-      child.once('exit', (code, signal) => resolve(statusOf(code, signal)));
+    // A spawn error (no code, no signal) is answered as bash answers a program it cannot run.
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', (error) => {
         this.ctx.collector.add(`${invocation.program}: ${error.message}\n`);
-        resolve(127);
+        resolve({ code: null, signal: null });
       });
     });
     const closed = new Promise<void>((resolve) => {
       child.once('close', () => resolve());
       child.once('error', () => resolve());
     });
+    if (status !== undefined && child.pid !== undefined) this.ctx.groups.sandbox(child.pid, status.childPid, ended);
     const streams = [child.stdout, child.stderr].filter((s) => s !== null);
-    return { exit, closed, streams, ...(child.pid === undefined ? {} : { pid: child.pid }) };
+    return {
+      exit: ended.then(({ code, signal }) => (code === null && signal === null ? 127 : statusOf(code, signal))),
+      closed,
+      streams,
+      failedBeforeStart: failedBeforeStart(status, ended),
+      ...(child.pid === undefined ? {} : { pid: child.pid }),
+    };
   }
 
   private stdioFor(target: FdTarget, fd: number, i: number): Stdio {
@@ -161,7 +207,7 @@ export class PipelineRun {
     const fds = this.targets[i] as FdTargets;
     this.writeTo(fds[1], result.stdout, i);
     this.writeTo(fds[2], result.stderr, i);
-    return { exit: Promise.resolve(result.status), closed: Promise.resolve(), streams: [] };
+    return { exit: Promise.resolve(result.status), closed: Promise.resolve(), streams: [], failedBeforeStart: Promise.resolve(false) };
   }
 
   private writeTo(target: FdTarget, text: string, i: number): void {

@@ -4,6 +4,7 @@ import { MAX_OUTPUT_CHARS, OutputCollector } from './output-collector.js';
 import { ProcessGroups, type StopReason } from './process-groups.js';
 import { PipeFactory } from './os-pipe.js';
 import { PipelineRun, directLauncher, type Launcher } from './run-pipeline.js';
+import { SandboxStartError } from './sandbox-start.js';
 
 /** The list structure the runner walks; the policy's ScriptSpec has this shape. */
 export interface ScriptShape<C> {
@@ -24,6 +25,8 @@ export interface RunOptions<C> {
   floodChars?: number;
   killGraceMs?: number;
   flushMs?: number;
+  /** Told when a command's sandbox failed before the command started and it is started again. */
+  onSandboxRetry?: (failure: SandboxStartError) => void;
 }
 
 export interface RunResult {
@@ -35,6 +38,8 @@ export interface RunResult {
   stopped: StopReason | undefined;
   /** Set when a command was refused when its turn came (the commands before it did run). */
   refusal?: string;
+  /** Set when bubblewrap could not set up a command's sandbox, even when tried again: nothing from there on ran. */
+  sandboxFailure?: SandboxStartError;
 }
 
 /**
@@ -58,6 +63,7 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
     launcher: options.launcher ?? directLauncher,
     locate: options.locate,
     flushMs: options.flushMs ?? 1000,
+    onSandboxRetry: options.onSandboxRetry ?? (() => {}),
   };
   const runPipeline = async (commands: C[]): Promise<number> => {
     const invocations: Invocation[] = [];
@@ -66,6 +72,7 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
   };
   let exitCode: number | null = null;
   let refusal: string | undefined;
+  let sandboxFailure: SandboxStartError | undefined;
   try {
     for (const statement of script.statements) {
       if (groups.stopped) break;
@@ -76,13 +83,21 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
       }
     }
   } catch (error) {
-    if (!isPolicyError(error)) throw error;
-    refusal = refusalMessage(error);
+    if (error instanceof SandboxStartError) sandboxFailure = error;
+    else if (isPolicyError(error)) refusal = refusalMessage(error);
+    else throw error;
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     groups.dispose();
     pipes.dispose();
   }
-  return { output: collector.text, truncated: collector.truncated, exitCode, stopped: groups.reason, ...(refusal === undefined ? {} : { refusal }) };
+  return {
+    output: collector.text,
+    truncated: collector.truncated,
+    exitCode,
+    stopped: groups.reason,
+    ...(refusal === undefined ? {} : { refusal }),
+    ...(sandboxFailure === undefined ? {} : { sandboxFailure }),
+  };
 }
