@@ -78,9 +78,17 @@ const UNNORMALIZED = /\/\/|\/\.\.?(?:\/|$)/;
 /** Absolute and already as path.resolve would give it, so that comparing text compares paths. */
 const isNormalAbsolute = (path: string): boolean => path.startsWith('/') && (path.length === 1 || (!path.endsWith('/') && !UNNORMALIZED.test(path)));
 
-/** isWithin for two normalized absolute paths: a comparison of text. */
-const normalWithin = (root: string, candidate: string): boolean =>
-  candidate === root || root === '/' || (candidate.startsWith(root) && candidate.charCodeAt(root.length) === SLASH);
+/**
+ * isWithin for two normalized absolute paths: a comparison of text, from the end of `root`, where
+ * paths side by side in one directory differ first (startsWith took ten times longer on the
+ * substrings a search's output is split into).
+ */
+function normalWithin(root: string, candidate: string): boolean {
+  if (candidate === root || root === '/') return true;
+  if (candidate.length <= root.length || candidate.charCodeAt(root.length) !== SLASH) return false;
+  for (let i = root.length - 1; i >= 0; i--) if (candidate.charCodeAt(i) !== root.charCodeAt(i)) return false;
+  return true;
+}
 
 export function isWithin(root: string, candidate: string): boolean {
   if (candidate === root) return true;
