@@ -1,6 +1,7 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { z } from 'zod';
 import type { FileListRequest, SearchBackend } from './search/backend.js';
+import { NewestFirst } from './search/newest-first.js';
 import { rootGlob } from './search/patterns.js';
 import { searchSession } from './search-sandbox.js';
 import { searchRoot, shownBySearch } from './search-root.js';
@@ -26,18 +27,23 @@ function relativePattern(pattern: string, root: string): string {
 }
 
 /**
- * The matching files, newest modification first; equal times by path, so the order never depends
- * on the backend. Each file is stat'ed as soon as the backend reports it, while the search goes
- * on, and synchronously: a few microseconds each, far less than a round trip to the thread pool.
+ * The `limit` newest matching files (equal times by path, so the order never depends on the
+ * backend) and how many matched. Each file is stat'ed as soon as the backend reports it, while the
+ * search goes on, and synchronously: a few microseconds each, far less than a round trip to the
+ * thread pool.
  */
-async function newestFirst(search: SearchBackend, request: FileListRequest, shown: (path: string, stats: Stats) => boolean): Promise<string[]> {
-  const dated: { path: string; mtime: number }[] = [];
+async function newestFirst(
+  search: SearchBackend,
+  request: FileListRequest,
+  limit: number,
+  shown: (path: string, stats: Stats) => boolean,
+): Promise<{ files: string[]; total: number }> {
+  const newest = new NewestFirst(limit);
   await search.listFiles(request, (path) => {
     const stats = lstatSync(path, { throwIfNoEntry: false });
-    if (stats?.isFile() && shown(path, stats)) dated.push({ path, mtime: stats.mtimeMs });
+    if (stats?.isFile() && shown(path, stats)) newest.add(path, stats.mtimeMs);
   });
-  dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return dated.map((entry) => entry.path);
+  return { files: newest.newest(), total: newest.total };
 }
 
 /** glob_files with a given search backend (tests force one; the service uses the default). */
@@ -57,21 +63,19 @@ export function createGlobFilesTool(backend?: SearchBackend): Tool<typeof parame
         const glob = rootGlob(relativePattern(params.pattern, root));
         const session = backend === undefined ? await searchSession(context, root) : { backend, dispose: () => {} };
         const search = session.backend;
-        let files: string[];
+        let found: { files: string[]; total: number };
         try {
           // DATA_DIR, `.env` and files the rules deny are never listed, whatever the backend saw.
           const shown = shownBySearch('glob_files', context);
-          files = await newestFirst(search, { root, glob, signal: context.signal }, shown);
+          found = await newestFirst(search, { root, glob, signal: context.signal }, params.limit, shown);
         } finally {
           session.dispose();
         }
-        const shown = files.slice(0, params.limit);
-        const metadata = { pattern: params.pattern, path: root, count: shown.length, total: files.length, truncated: files.length > shown.length, backend: search.name };
-        if (files.length === 0) return succeed(`No files found matching ${params.pattern} in ${root}`, metadata);
+        const { files: shown, total } = found;
+        const metadata = { pattern: params.pattern, path: root, count: shown.length, total, truncated: total > shown.length, backend: search.name };
+        if (total === 0) return succeed(`No files found matching ${params.pattern} in ${root}`, metadata);
         const more =
-          files.length > shown.length
-            ? `\n(${files.length} files match; showing the ${shown.length} most recently modified. Narrow the pattern or path to see the others.)`
-            : '';
+          total > shown.length ? `\n(${total} files match; showing the ${shown.length} most recently modified. Narrow the pattern or path to see the others.)` : '';
         return succeed(shown.join('\n') + more, metadata);
       } catch (error) {
         return failureFor(error, context.signal);

@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PathOutsideError, PathSandbox } from '../../../src/tools/sandbox/paths.js';
+import { isWithin, PathOutsideError, PathSandbox } from '../../../src/tools/sandbox/paths.js';
 
 let root: string;
 let sandbox: PathSandbox;
@@ -42,5 +42,36 @@ describe('PathSandbox', () => {
 
   it('names the path in the refusal', () => {
     expect(() => sandbox.resolve('/etc/passwd', root)).toThrow('Path outside allowed paths: /etc/passwd');
+  });
+});
+
+describe('isWithin', () => {
+  /** The definition by path resolution, which isWithin's text comparison must agree with. */
+  const byResolution = (root: string, candidate: string): boolean => {
+    if (candidate === root) return true;
+    const rel = relative(root, candidate);
+    return rel !== '' && rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel);
+  };
+
+  it.each([
+    ['/srv/p', '/srv/p/a.ts', true],
+    ['/srv/p', '/srv/p', true],
+    ['/srv/p', '/srv/pp/a.ts', false],
+    ['/srv/p', '/srv', false],
+    ['/srv/p', '/srv/p/..b', true],
+    ['/srv/p', '/srv/p/../q', false],
+    ['/srv/p', '/srv/p/./a', true],
+    ['/srv/p', '/srv//p/a', true],
+    ['/srv/p', '/srv/p/', false],
+    ['/srv/p/', '/srv/p/a', true],
+    ['/srv/p/..', '/srv/q', true],
+    ['/srv/p/.', '/srv/p/a', true],
+    ['/', '/etc/passwd', true],
+    ['/', '/', true],
+    ['/srv/p', '/srv/p/a/..', false],
+    ['/srv/p', '/srv/p/a/../../p/b', true],
+  ])('%s holds %s: %s, as resolving both paths says', (root, candidate, expected) => {
+    expect(isWithin(root, candidate)).toBe(expected);
+    expect(byResolution(root, candidate)).toBe(expected);
   });
 });
