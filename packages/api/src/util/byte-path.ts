@@ -17,11 +17,14 @@ export const pathBytes = (path: string): Buffer => Buffer.from(path, 'latin1');
 /** Printable ASCII: any other byte string (control bytes included) takes the Buffer, which is always right. */
 const PRINTABLE_ASCII = /^[ -~]*$/;
 
+/** Whether a text or byte string is printable ASCII, the same bytes either way. */
+export const isPrintableAscii = (path: string): boolean => PRINTABLE_ASCII.test(path);
+
 /**
  * pathBytes for a hot loop: an ASCII path is its own text (Node sends text as UTF-8, the same
  * bytes), which spares a Buffer per call; the census makes one call per directory of the tree.
  */
-export const fsPath = (path: string): string | Buffer => (PRINTABLE_ASCII.test(path) ? path : pathBytes(path));
+export const fsPath = (path: string): string | Buffer => (isPrintableAscii(path) ? path : pathBytes(path));
 
 /** `\xNN` for each byte of a name that is not UTF-8 (and any control byte in it), so the name stays unambiguous. */
 const escaped = (name: Buffer): string => [...name].map((byte) => (byte >= 0x20 && byte < 0x7f && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`)).join('');

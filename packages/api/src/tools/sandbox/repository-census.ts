@@ -1,6 +1,6 @@
 import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { bytePath, fsPath, pathBytes, shownPath } from '../../util/byte-path.js';
+import { bytePath, fsPath, isPrintableAscii, pathBytes, shownPath } from '../../util/byte-path.js';
 import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import type { PathSandbox } from './paths.js';
@@ -106,6 +106,20 @@ function lstatOrUndefined(path: string): Stats | undefined {
   }
 }
 
+/**
+ * A directory's entries, each name a byte string. Read as text first, which costs a quarter less
+ * than a listing of Buffers (the first walk reads every directory): Node decodes each byte that is
+ * not part of valid UTF-8 to U+FFFD, so a listing without one holds only names whose UTF-8 is
+ * their bytes; one with it (rare) is read again as Buffers.
+ */
+function listing(dir: string): Child[] {
+  const entries = readdirSync(fsPath(dir), { withFileTypes: true });
+  if (entries.some((entry) => entry.name.includes('\ufffd'))) {
+    return readdirSync(pathBytes(dir), { withFileTypes: true, encoding: 'buffer' }).map((entry) => ({ name: entry.name.toString('latin1'), kind: kindOf(entry) }));
+  }
+  return entries.map((entry) => ({ name: isPrintableAscii(entry.name) ? entry.name : bytePath(entry.name), kind: kindOf(entry) }));
+}
+
 function shapeOf(dir: string, children: readonly Child[]): Shape {
   const kinds = new Map(children.map((child) => [child.name, child.kind]));
   // git follows links for all three (a HEAD link to `refs/` is a legacy symbolic ref it still takes).
@@ -148,7 +162,7 @@ class TreeCache {
     const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, mode: stats.mode & 0o7777 };
     let children: Child[];
     try {
-      children = readdirSync(fsPath(dir), { withFileTypes: true, encoding: 'buffer' }).map((entry) => ({ name: entry.name.toString('latin1'), kind: kindOf(entry) }));
+      children = listing(dir);
     } catch {
       return undefined;
     }
