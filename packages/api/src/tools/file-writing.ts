@@ -5,6 +5,7 @@ import { isProtectedGitPath, writesGitDirectoryLayout } from './sandbox/protecte
 import { protectedPathsFor } from './sandbox/tool-sandbox.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
+import { shownPath } from '../util/byte-path.js';
 import { errorMessage } from '../util/error-message.js';
 
 /**
@@ -22,20 +23,26 @@ export function checkWriteSize(bytes: number, maxBytes: number): void {
   if (bytes > maxBytes) throw new ToolError(`File too large: ${bytes} bytes (max ${maxBytes})`);
 }
 
-/** The protected file among `paths` (a directory's entries included: hooks) that is the file `stats` describes. */
-function protectedFileMatching(stats: Stats, paths: readonly string[]): string | undefined {
-  const same = (path: string): boolean => {
-    const other = lstatSync(path, { throwIfNoEntry: false });
-    return other !== undefined && other.isFile() && other.dev === stats.dev && other.ino === stats.ino;
-  };
+const sameFile = (stats: Stats, path: string | Buffer): boolean => {
+  const other = lstatSync(path, { throwIfNoEntry: false });
+  return other !== undefined && other.isFile() && other.dev === stats.dev && other.ino === stats.ino;
+};
+
+/**
+ * The protected file among `paths` (a directory's entries included: hooks) that is the file `stats`
+ * describes, and among `known` (the repository census's files, as bytes: a name that is not UTF-8
+ * has no text path).
+ */
+function protectedFileMatching(stats: Stats, paths: readonly string[], known: readonly Buffer[]): string | undefined {
   for (const path of paths) {
-    if (same(path)) return path;
+    if (sameFile(stats, path)) return path;
     if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) {
-      const inside = readdirSync(path).map((name) => join(path, name)).find(same);
+      const inside = readdirSync(path).map((name) => join(path, name)).find((entry) => sameFile(stats, entry));
       if (inside !== undefined) return inside;
     }
   }
-  return undefined;
+  const knownFile = known.find((path) => sameFile(stats, path));
+  return knownFile === undefined ? undefined : shownPath(knownFile.toString('latin1'));
 }
 
 /**
@@ -52,8 +59,7 @@ export async function writeRealFile(path: string, content: string, context: Tool
     const known = stats.nlink > 1 ? await context.host.repositories.knownFiles(context.sandbox) : [];
     // A census that stopped at its cap does not know every repository's files: any of them may be this one.
     if (known === undefined) throw new ToolError(`Refusing to write ${path}: it has another name (hard link), and the tree under the allowed paths is too big to tell whether that is a git repository's hooks or configuration`);
-    const protectedFiles = stats.nlink > 1 ? [...protectedPathsFor(context, context.workingDir), ...known] : [];
-    const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedFiles) : undefined;
+    const target = stats.nlink > 1 ? protectedFileMatching(stats, protectedPathsFor(context, context.workingDir), known) : undefined;
     if (target !== undefined) throw new ToolError(`Refusing to write ${path}: it is another name (hard link) of the protected file ${target}`);
     await handle.truncate(0);
     await handle.writeFile(content, 'utf8');

@@ -47,7 +47,7 @@ export function readRegularFileWithStatsSync(path: string | Buffer, maxBytes: nu
  * anything else or any error: for files whose meaning is in their first bytes (a `gitdir:` file),
  * which a command may have padded to gigabytes.
  */
-export function readRegularFilePrefixSync(path: string, maxBytes: number): Buffer | undefined {
+export function readRegularFilePrefixSync(path: string | Buffer, maxBytes: number): Buffer | undefined {
   let fd: number;
   try {
     fd = openSync(path, FLAGS);

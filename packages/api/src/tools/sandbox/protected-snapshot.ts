@@ -1,5 +1,6 @@
 import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { bytePath, pathBytes } from '../../util/byte-path.js';
 import { walkToParent } from '../../util/held-dir.js';
 
 /** What a protected path was before a command ran. */
@@ -7,6 +8,7 @@ export type Entry =
   | { kind: 'absent' }
   /** `content` is kept for files up to MAX_KEPT_BYTES; bigger ones are compared by size and time. */
   | { kind: 'file'; mode: number; signature: string; content?: Buffer }
+  /** `target` is a byte string (util/byte-path.ts): a link to a name that is not UTF-8 is put back as it was. */
   | { kind: 'link'; target: string }
   | { kind: 'dir'; mode: number };
 
@@ -21,7 +23,7 @@ export function entryOf(path: string): Entry {
   } catch {
     return { kind: 'absent' };
   }
-  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(path) };
+  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(path, { encoding: 'buffer' }).toString('latin1') };
   if (stats.isDirectory()) return { kind: 'dir', mode: stats.mode & 0o7777 };
   const signature = `${stats.size}:${stats.mtimeMs}`;
   if (stats.isFile() && stats.size <= MAX_KEPT_BYTES) return { kind: 'file', mode: stats.mode & 0o7777, signature, content: readFileSync(path) };
@@ -54,16 +56,21 @@ function walk(path: string, out: Map<string, Entry>): void {
  * replaced by a directory (it was made after the real path was taken), a missing one made.
  */
 export function put(path: string, entry: Entry): void {
+  // walkToParent takes byte strings; handed over as it is, a UTF-8 name like `café` led the walk
+  // to another directory, made there.
+  putBytes(bytePath(path), entry);
+}
+
+/** `put` for a path that is a byte string already (util/byte-path.ts): the repository census's. */
+export function putBytes(path: string, entry: Entry): void {
   if (entry.kind === 'file' && entry.content === undefined) throw new Error('too large to keep a copy');
-  // walkToParent takes byte strings (latin1, one character per byte); `path` is UTF-8 text, and
-  // handed over as it is a name like `café` led the walk to another directory, made there.
-  const walked = walkToParent('/', Buffer.from(path.slice(1), 'utf8').toString('latin1'), true);
+  const walked = walkToParent('/', path.slice(1), true);
   if (!('dir' in walked)) return; // never with `make`
   const { dir, name } = walked;
   try {
     rmSync(dir.entry(name), { recursive: true, force: true });
     if (entry.kind === 'dir') mkdirSync(dir.entry(name), { mode: entry.mode });
-    if (entry.kind === 'link') symlinkSync(entry.target, dir.entry(name));
+    if (entry.kind === 'link') symlinkSync(pathBytes(entry.target), dir.entry(name));
     if (entry.kind === 'dir' || entry.kind === 'file') {
       const flags = entry.kind === 'dir' ? constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW : constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
       const fd = openSync(dir.entry(name), flags, entry.mode);

@@ -1,9 +1,10 @@
 import { chmodSync, lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { bytePath, fsPath, isPrintableAscii, pathBytes, shownPath } from '../../util/byte-path.js';
 import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
-import { isWithin, type PathSandbox } from './paths.js';
-import { put, same, type Entry } from './protected-snapshot.js';
+import type { PathSandbox } from './paths.js';
+import { putBytes, same, type Entry } from './protected-snapshot.js';
 
 /*
  * Every git repository under the allowed paths, not only the ones around the command's directory:
@@ -23,6 +24,10 @@ import { put, same, type Entry } from './protected-snapshot.js';
  * The tree is walked by directory, and a directory's listing is kept while its ctime is unchanged,
  * so a command that makes no directory pays one lstat per directory of the tree, and three per
  * repository (its git directory, `config`, `hooks`) plus one per hook that is not a sample.
+ *
+ * Every path here is a byte string (util/byte-path.ts), handed to the kernel as a Buffer: a name
+ * that is not UTF-8 has no text path that reaches it, and a repository below one would otherwise
+ * be missed. Paths turn into text only for the report.
  *
  * A tree bigger than the cap fails closed: the first census stops at the cap and `bash` is refused
  * there (admit); the check after a command walks the whole tree whatever its size, so nothing a
@@ -95,10 +100,24 @@ const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLi
 /** The lstat of a path, or undefined when it is missing or cannot be reached (EACCES on the way). */
 function lstatOrUndefined(path: string): Stats | undefined {
   try {
-    return lstatSync(path, { throwIfNoEntry: false });
+    return lstatSync(fsPath(path), { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A directory's entries, each name a byte string. Read as text first, which costs a quarter less
+ * than a listing of Buffers (the first walk reads every directory): Node decodes each byte that is
+ * not part of valid UTF-8 to U+FFFD, so a listing without one holds only names whose UTF-8 is
+ * their bytes; one with it (rare) is read again as Buffers.
+ */
+function listing(dir: string): Child[] {
+  const entries = readdirSync(fsPath(dir), { withFileTypes: true });
+  if (entries.some((entry) => entry.name.includes('\ufffd'))) {
+    return readdirSync(pathBytes(dir), { withFileTypes: true, encoding: 'buffer' }).map((entry) => ({ name: entry.name.toString('latin1'), kind: kindOf(entry) }));
+  }
+  return entries.map((entry) => ({ name: isPrintableAscii(entry.name) ? entry.name : bytePath(entry.name), kind: kindOf(entry) }));
 }
 
 function shapeOf(dir: string, children: readonly Child[]): Shape {
@@ -143,7 +162,7 @@ class TreeCache {
     const stamp = { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, mode: stats.mode & 0o7777 };
     let children: Child[];
     try {
-      children = readdirSync(dir, { withFileTypes: true }).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
+      children = listing(dir);
     } catch {
       return undefined;
     }
@@ -164,14 +183,14 @@ class TreeCache {
     if (stats === undefined) return ABSENT;
     const { ctimeMs } = stats;
     const mode = stats.mode & 0o7777;
-    if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(path) }, ctimeMs };
+    if (stats.isSymbolicLink()) return { entry: { kind: 'link', target: readlinkSync(pathBytes(path), { encoding: 'buffer' }).toString('latin1') }, ctimeMs };
     if (stats.isDirectory()) return { entry: { kind: 'dir', mode }, ctimeMs };
     const id = `${stats.dev}:${stats.ino}`;
     const stamp = `${id}:${stats.size}:${stats.mtimeMs}:${ctimeMs}`;
     if (!stats.isFile() || stats.size > MAX_KEPT_BYTES) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
     const cached = this.contents.get(path);
     if (cached?.stamp === stamp) return { entry: { kind: 'file', mode, signature: stamp, content: cached.content }, ctimeMs, id };
-    const read = readRegularFileWithStatsSync(path, MAX_KEPT_BYTES, true);
+    const read = readRegularFileWithStatsSync(fsPath(path), MAX_KEPT_BYTES, true);
     if (read === undefined) return { entry: { kind: 'file', mode, signature: stamp }, ctimeMs, id };
     if (ctimeMs < now - CLOCK_TICK_MS) {
       if (this.contents.size >= MAX_CACHED_CONTENT) this.contents.clear();
@@ -224,7 +243,7 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
 /** As the kernel (and git's realpath) resolves it: `..` after a link is the link target's parent, which Node's own realpathSync resolves by the text. */
 const realPathOf = (path: string): string | undefined => {
   try {
-    return realpathSync.native(path);
+    return realpathSync.native(pathBytes(path), { encoding: 'buffer' }).toString('latin1');
   } catch {
     return undefined;
   }
@@ -244,14 +263,14 @@ const GITDIR_PREFIX = 'gitdir: ';
  */
 function named(file: string, base: string, gitdirLine: boolean): string | undefined {
   const prefix = gitdirLine ? GITDIR_PREFIX : '';
-  const bytes = readRegularFilePrefixSync(file, prefix.length + PATH_MAX + 1);
+  const bytes = readRegularFilePrefixSync(pathBytes(file), prefix.length + PATH_MAX + 1);
   if (bytes === undefined) return undefined;
   const text = bytes.toString('latin1');
   if (!text.startsWith(prefix)) return undefined;
   const nul = text.indexOf('\0');
-  const value = (nul < 0 ? text : text.slice(0, nul)).slice(prefix.length).replace(/[\r\n]+$/, '');
-  if (value === '') return undefined;
-  const path = Buffer.from(value, 'latin1').toString('utf8');
+  // The bytes as they are, a byte string like every path here.
+  const path = (nul < 0 ? text : text.slice(0, nul)).slice(prefix.length).replace(/[\r\n]+$/, '');
+  if (path === '') return undefined;
   // Joined, not resolved: `link/..` is the link target's parent to git's realpath, not `base`.
   return isAbsolute(path) ? path : `${base}/${path}`;
 }
@@ -307,17 +326,22 @@ interface WalkLimit {
 async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: number, limit: WalkLimit): Promise<Found> {
   const unlisted: string[] = [];
   const gitDirs = new Set<string>();
-  /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it. */
+  const roots = sandbox.roots.map(bytePath);
+  const hiddenPaths = sandbox.hiddenPaths.map(bytePath);
+  const hidden = (path: string): boolean => hiddenPaths.some((h) => inside(h, path));
+  /** The real path of a directory a `.git` entry or `commondir` names, if the command can write it (PathSandbox.contains, by bytes). */
   const target = (path: string | undefined): string | undefined => {
     const real = path === undefined ? undefined : realPathOf(path);
-    return real !== undefined && sandbox.contains(real) && lstatOrUndefined(real)?.isDirectory() === true ? real : undefined;
+    if (real === undefined || !roots.some((root) => inside(root, real)) || hidden(real)) return undefined;
+    const stats = lstatOrUndefined(real);
+    // A directory is never a hard link of a hidden file, but the filter is asked as contains() does.
+    return stats?.isDirectory() === true && !sandbox.hiddenFilter()(shownPath(real), stats) ? real : undefined;
   };
   const accept = (path: string | undefined): void => {
     const real = target(path);
     if (real !== undefined) gitDirs.add(real);
   };
-  const hidden = (path: string): boolean => sandbox.hiddenPaths.some((h) => inside(h, path));
-  const stack = [...sandbox.roots];
+  const stack = [...roots];
   const last = { at: performance.now() };
   let walked = 0;
   while (stack.length > 0) {
@@ -463,12 +487,13 @@ export class RepositoryCensus {
 
   /**
    * The config and hook files of every repository under the allowed paths as last seen: the file
-   * tools refuse a second name (hard link) of any of them.
+   * tools refuse a second name (hard link) of any of them. As the kernel takes them: a name that is
+   * not UTF-8 has no text path.
    */
-  async knownFiles(sandbox: PathSandbox): Promise<string[] | undefined> {
+  async knownFiles(sandbox: PathSandbox): Promise<Buffer[] | undefined> {
     const census = await this.currentCensus(sandbox);
     if (!census.complete) return undefined;
-    return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => path));
+    return [...census.repositories.values()].flatMap((files) => [...files].filter(([, s]) => s.entry.kind === 'file').map(([path]) => pathBytes(path)));
   }
 
   /** For the bench's first-walk figure: forget every census and cached listing and file. */
@@ -542,10 +567,10 @@ class RepositoryGuard implements RepositoryWatch {
         const locked = found.unlisted.filter((dir) => cache.seen(dir, now).ctimeMs >= since);
         for (const dir of locked) {
           try {
-            chmodSync(dir, (lstatSync(dir).mode & 0o7777) | 0o700);
-            restored.push(`${dir} (made readable again to look for repositories in it)`);
+            chmodSync(pathBytes(dir), (lstatSync(pathBytes(dir)).mode & 0o7777) | 0o700);
+            restored.push(`${shownPath(dir)} (made readable again to look for repositories in it)`);
           } catch {
-            restored.push(`${dir} (could not be made readable to look for repositories in it)`);
+            restored.push(`${shownPath(dir)} (could not be made readable to look for repositories in it)`);
           }
         }
         if (locked.length === 0) break;
@@ -571,7 +596,7 @@ class RepositoryGuard implements RepositoryWatch {
           this.census.identities.set(gitDir, identity);
         } catch (error) {
           // Fails the call rather than pass in silence; a new repository stays new for the next check.
-          (before === undefined ? removed : restored).push(`${gitDir} (could not be checked: ${(error as Error).message})`);
+          (before === undefined ? removed : restored).push(`${shownPath(gitDir)} (could not be checked: ${(error as Error).message})`);
         }
       }
       // Gone (deleted, moved: found again elsewhere as new) or no longer reachable without a link.
@@ -609,6 +634,7 @@ interface Undone {
 
 function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
   const restored: string[] = [];
+  const handledPaths = handled.map(bytePath);
   const hooks = childPath(gitDir, 'hooks');
   const current = protectedOf(cache, gitDir, now, listed);
   // Most repositories are unchanged: only the paths that differ are sorted (a directory before
@@ -616,7 +642,7 @@ function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, ha
   const differ = (path: string): boolean => !same(before.get(path)?.entry ?? ABSENT.entry, (current.get(path) ?? cache.seen(path, now)).entry);
   const changed = [...current.keys(), ...[...before.keys()].filter((path) => !current.has(path))].filter(differ);
   for (const path of changed.sort()) {
-    if (handled.some((other) => isWithin(other, path))) continue;
+    if (handledPaths.some((other) => inside(other, path))) continue;
     const was = before.get(path)?.entry ?? { kind: 'absent' };
     const is = current.get(path) ?? cache.seen(path, now);
     // A removal shows in the directory's ctime, anything else in the entry's own.
@@ -626,10 +652,10 @@ function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, ha
     const changedAt = is.entry.kind === 'absent' || inHooks ? Math.max(is.ctimeMs, cache.seen(dirname(path), now).ctimeMs) : is.ctimeMs;
     if (changedAt < since) continue; // the user's change, made before any running command started
     try {
-      put(path, was);
-      restored.push(path);
+      putBytes(path, was);
+      restored.push(shownPath(path));
     } catch {
-      restored.push(`${path} (could not be restored)`);
+      restored.push(`${shownPath(path)} (could not be restored)`);
     }
   }
   return { paths: restored, current };
@@ -644,24 +670,26 @@ function cleanNew(cache: TreeCache, gitDir: string, movedFiles: ReadonlyMap<stri
     const s = cache.seen(path, now);
     if (s.entry.kind === 'absent' || movedHere(s, movedFiles)) continue;
     const text = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES ? s.entry.content.toString('utf8') : '';
-    const filtered = filterRepositoryConfig(text, gitDir, roots);
+    // Text for the filter, which resolves `core.worktree` from it: a git directory whose path is not
+    // UTF-8 reaches nothing as text, so its `core.worktree` is dropped.
+    const filtered = filterRepositoryConfig(text, pathBytes(gitDir).toString('utf8'), roots);
     const readable = s.entry.kind === 'file' && s.entry.content !== undefined && s.entry.content.length <= MAX_CONFIG_BYTES;
     if (readable && filtered.dropped.length === 0) continue;
-    put(path, { kind: 'file', mode: 0o644, signature: '', content: Buffer.from(filtered.text) });
-    removed.push(`${path} (${readable ? [...new Set(filtered.dropped)].join(', ') : 'not a readable config file'})`);
+    putBytes(path, { kind: 'file', mode: 0o644, signature: '', content: Buffer.from(filtered.text) });
+    removed.push(`${shownPath(path)} (${readable ? [...new Set(filtered.dropped)].join(', ') : 'not a readable config file'})`);
   }
   const hooks = join(gitDir, 'hooks');
   const kind = cache.seen(hooks, now).entry.kind;
   if (kind !== 'absent' && kind !== 'dir') {
-    put(hooks, { kind: 'dir', mode: 0o755 });
-    removed.push(hooks);
+    putBytes(hooks, { kind: 'dir', mode: 0o755 });
+    removed.push(shownPath(hooks));
   } else if (kind === 'dir') {
     for (const child of cache.listing(hooks, now) ?? []) {
       const path = join(hooks, child.name);
       if (isSample(child.name) && child.kind === 'file') continue;
       if (movedHere(cache.seen(path, now), movedFiles)) continue;
-      put(path, { kind: 'absent' });
-      removed.push(path);
+      putBytes(path, { kind: 'absent' });
+      removed.push(shownPath(path));
     }
   }
   return { paths: removed, current };

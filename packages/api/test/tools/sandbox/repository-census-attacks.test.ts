@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
 import { RepositoryCensus } from '../../../src/tools/sandbox/repository-census.js';
 import { createToolHost } from '../../../src/tools/tool-host.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
+import { writeFileTool } from '../../../src/tools/write-file.js';
 import { createProject, git, toolContext, type Project } from './support/project.js';
 
 /*
@@ -48,12 +49,31 @@ function repository(relative: string): void {
   git(path(relative), 'commit', '-qm', 'lib');
 }
 
+const userEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: project.outside, GIT_CONFIG_NOSYSTEM: '1' });
+
 /** The user's git outside the sandbox; whatever it says, only the marker counts. */
 function userGit(cwd: string, ...args: string[]): void {
   try {
-    execFileSync('git', args, { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: project.outside, GIT_CONFIG_NOSYSTEM: '1' }, stdio: 'ignore' });
+    execFileSync('git', args, { cwd, env: userEnv(), stdio: 'ignore' });
   } catch {
     // a failing git is fine; a planted program running is not
+  }
+}
+
+/**
+ * The user's shell in the project, for names that are not UTF-8: Node's text arguments and working
+ * directories cannot name them, so the script spells them with printf (`$(printf 'odd\\377')`).
+ */
+function userShell(script: string): void {
+  execFileSync('sh', ['-c', script], { cwd: project.root, env: userEnv(), stdio: 'ignore' });
+}
+
+/** userGit in a directory the shell spells (a name that is not UTF-8). */
+function userGitIn(spelled: string, ...args: string[]): void {
+  try {
+    userShell(`cd "$(printf '${spelled}')" && git ${args.join(' ')}`);
+  } catch {
+    // only the marker counts
   }
 }
 
@@ -214,19 +234,6 @@ describe('attacks', () => {
     expect(existsSync(hook)).toBe(false);
   });
 
-  // A known hole (the sandbox README's limits): the walk reads names as UTF-8 strings. Written to
-  // fail until the census walks byte paths; `it.fails` turns red the day it passes.
-  it.fails('a repository below a directory whose name is not UTF-8 is cleaned', async () => {
-    // Node decodes such a name to U+FFFD, and the path it gives back names nothing on disk.
-    await python(`os.makedirs(b'odd\\xff')\nos.chdir(b'odd\\xff')\n${layout('inner/.git')}`);
-    try {
-      execFileSync('sh', ['-c', `cd "$(printf 'odd\\377/inner')" && git status`], { cwd: project.root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: project.outside, GIT_CONFIG_NOSYSTEM: '1' }, stdio: 'ignore' });
-    } catch {
-      // only the marker counts
-    }
-    expect(existsSync(marker())).toBe(false);
-  });
-
   it('a submodule git directory whose name has a slash (modules/a/b) is cleaned', async () => {
     // `git submodule add <url> sub/x` names the submodule sub/x: its git directory is modules/sub/x.
     await python(`${layout(path('vendor/lib/.git/modules/sub/x'))}\nos.makedirs('vendor/lib/sub/x')`);
@@ -270,5 +277,91 @@ describe('attacks', () => {
     await y;
     await run('python3 w.py');
     expect(existsSync(hook)).toBe(false);
+  });
+});
+
+describe('names that are not UTF-8 (Node decodes them to U+FFFD, and that text path names nothing on disk)', () => {
+  /** A path below the project as the kernel takes it: `relative` is a byte string (`\xff` one byte). */
+  const onDisk = (relative: string): Buffer => Buffer.concat([Buffer.from(`${project.root}/`), Buffer.from(relative, 'latin1')]);
+  const bytesOf = (relative: string): Buffer | undefined => (existsSync(onDisk(relative)) ? readFileSync(onDisk(relative)) : undefined);
+
+  /** A repository with one commit at the directory the shell spells, made by the user before any command. */
+  function spelledRepository(spelled: string): void {
+    userShell(
+      `mkdir -p "$(printf '${spelled}')" && cd "$(printf '${spelled}')" && git init -q -b main && git config user.name Nested && git config user.email nested@example.com && echo lib > lib.txt && git add lib.txt && git commit -qm lib`,
+    );
+  }
+
+  it('a repository made during the command below a directory whose name is not UTF-8 is cleaned, and the result names it byte by byte', async () => {
+    const result = await python(`os.makedirs(b'odd\\xff')\nos.chdir(b'odd\\xff')\n${layout('inner/.git')}`);
+    userGitIn('odd\\377/inner', 'status');
+    expect(existsSync(marker())).toBe(false);
+    expect(bytesOf('odd\xff/inner/.git/hooks/post-checkout')).toBeUndefined();
+    expect(result.success).toBe(false);
+    expect(result.metadata.removed_from_new_repositories).toContain(`${project.root}/odd\\xff/inner/.git/hooks/post-checkout`);
+  });
+
+  it('a known repository nested below a directory whose name is not UTF-8 gets its hook and config back', async () => {
+    spelledRepository('vendor/odd\\377/lib');
+    const config = bytesOf('vendor/odd\xff/lib/.git/config');
+    const git = "b'vendor/odd\\xff/lib/.git'";
+    await python(
+      `open(${git} + b'/config', 'a').write('[core]\\n\\tfsmonitor = ${evil()}\\n')\nopen(${git} + b'/hooks/post-checkout', 'w').write('#!/bin/sh\\ntouch ${marker()}\\n')\nos.chmod(${git} + b'/hooks/post-checkout', 0o755)`,
+    );
+    expect(bytesOf('vendor/odd\xff/lib/.git/config')).toEqual(config);
+    expect(bytesOf('vendor/odd\xff/lib/.git/hooks/post-checkout')).toBeUndefined();
+    userGitIn('vendor/odd\\377/lib', 'checkout', '-q', '-b', 'other');
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a known repository whose own directory name is not UTF-8 gets its config back', async () => {
+    spelledRepository('lib\\376');
+    const config = bytesOf('lib\xfe/.git/config');
+    const result = await python(`open(b'lib\\xfe/.git/config', 'a').write('[core]\\n\\tfsmonitor = ${evil()}\\n')`);
+    expect(bytesOf('lib\xfe/.git/config')).toEqual(config);
+    expect(result.metadata.restored_protected_files).toEqual([`${project.root}/lib\\xfe/.git/config`]);
+    userGitIn('lib\\376', 'status');
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a bare repository whose name is not UTF-8, made during the command, runs no planted hook when pushed to', async () => {
+    // Python's str paths carry a byte that is not UTF-8 as a lone surrogate (surrogateescape).
+    const bare = "'evil\\udcff.git'";
+    await python(`${layout('evil\udcff.git')}\nos.rename(${bare} + '/hooks/post-checkout', ${bare} + '/hooks/pre-receive')\nopen(${bare} + '/config', 'w').write('[core]\\n\\tbare = true\\n')`);
+    userShell(`git -C vendor/lib push -q "$(printf '${project.root}/evil\\377.git')" main || true`);
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a gitdir: file naming a git directory whose name is not UTF-8 (inside a known .git, not walked) is cleaned', async () => {
+    const hidden = `${path('vendor/lib/.git/evil')}\udcff`;
+    await python(`${layout(hidden)}\nos.makedirs('w')\nopen('w/.git', 'wb').write(b'gitdir: ' + os.fsencode(${JSON.stringify(hidden)}) + b'\\n')`);
+    userGit(path('w'), 'status');
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('write_file refuses a hard link to the config of a repository below a directory whose name is not UTF-8', async () => {
+    spelledRepository('odd\\377/lib');
+    const config = bytesOf('odd\xff/lib/.git/config');
+    linkSync(onDisk('odd\xff/lib/.git/config'), path('innocent.txt'));
+    const result = await writeFileTool.execute(writeFileTool.parameters.parse({ file_path: 'innocent.txt', content: `[core]\n\tfsmonitor = ${evil()}\n` }), toolContext(project));
+    expect(result.success).toBe(false);
+    expect(result.error).toContain(`hard link) of the protected file ${project.root}/odd\\xff/lib/.git/config`);
+    expect(bytesOf('odd\xff/lib/.git/config')).toEqual(config);
+  });
+
+  it('benign commands in a tree with such names and no repository in them run as before, and change nothing', async () => {
+    mkdirSync(onDisk('data\xff/deeper'), { recursive: true });
+    writeFileSync(onDisk('data\xff/deeper/f\xfe.txt'), 'kept\n');
+    const first = await bash('ls');
+    expect(first.success).toBe(true);
+    const made = await python(`os.makedirs(b'more\\xfd/x')\nopen(b'more\\xfd/x/y\\xfc', 'w').write('z')`);
+    expect(made.success).toBe(true);
+    expect(made.metadata.restored_protected_files).toBeUndefined();
+    expect(made.metadata.removed_from_new_repositories).toBeUndefined();
+    await tick();
+    const again = await bash('ls');
+    expect(again.success).toBe(true);
+    expect(bytesOf('data\xff/deeper/f\xfe.txt')?.toString()).toBe('kept\n');
+    expect(bytesOf('more\xfd/x/y\xfc')?.toString()).toBe('z');
   });
 });
