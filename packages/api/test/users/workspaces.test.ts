@@ -140,6 +140,7 @@ describe.each(SETUPS)('workspaces on $name', ({ skip, start }) => {
     if (base) rmSync(base, { recursive: true, force: true });
   });
 
+  // Some thirty sandboxed processes: more than the default time on a loaded machine.
   it.skipIf(skip)("gives bob's task run nothing of alice's workspace through any tool, bash or a sub-agent", async () => {
     const attacks: { name: string; arguments: Json }[] = [
       { name: 'read_file', arguments: { file_path: join(alice, 'secret.txt') } },
@@ -217,7 +218,7 @@ describe.each(SETUPS)('workspaces on $name', ({ skip, start }) => {
     expect(events.text).not.toContain(SECRET);
     expect(JSON.stringify(run)).not.toContain(SECRET);
     expect(JSON.stringify(requests)).not.toContain(SECRET);
-  });
+  }, 60_000);
 
   it.skipIf(skip)('refuses bob a conversation or a run in alice\'s workspace, or in ALLOWED_PATHS, with 400', async () => {
     const refused = (dir: string) => ({ status: 400, detail: `Working directory not allowed: ${dir}` });
