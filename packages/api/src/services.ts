@@ -34,6 +34,7 @@ import { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { revertedEntry } from './checkpoints/audit-entry.js';
 import { VERSION } from './version.js';
+import { Workspaces } from './workspaces.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -168,11 +169,14 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend; and
   // one gitlink guard for the service's life: what it remembers of the gitlinks it took out must outlive each run.
   const toolHost = options.toolHost ?? createToolHost();
-  const engine = createEngine(settings, model, options.startDir ?? process.cwd(), metrics, toolHost, runtime, keyed);
+  const startDir = options.startDir ?? process.cwd();
+  const engine = createEngine(settings, model, startDir, metrics, toolHost, runtime, keyed);
+  // Every check that once used ALLOWED_PATHS asks here for the user's own workspace.
+  const workspaces = new Workspaces(users, settings, startDir);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,
-    checkWorkingDir: (dir) => void engine.workingDirectory(dir),
+    checkWorkingDir: async (dir, userId) => void engine.workingDirectory(dir, await workspaces.of(userId)),
     now,
   });
   await logSandboxState(settings, toolHost, log);
@@ -190,7 +194,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   const checkpoints = new CheckpointService({
     root: join(settings.dataDir, 'checkpoints'),
     maxFileBytes: settings.checkpointMaxFileBytes,
-    excludedPaths: hiddenPathsFor(settings, options.startDir ?? process.cwd()),
+    excludedPaths: hiddenPathsFor(settings, startDir),
+    workspaces,
     sandbox: { enabled: settings.sandboxEnabled, memoryMb: settings.sandboxMemoryMb, maxProcesses: settings.sandboxMaxProcesses },
     log,
     // Only the run's owner may revert it (RunService.get), so the owner is the actor.
@@ -200,6 +205,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     store: repository.runs,
     bus,
     queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
+    workspaces,
     maxQueuedPerUser: settings.maxQueuedRunsPerUser,
     leaseMs: settings.runLeaseSeconds * 1000,
     retentionHours: settings.runRetentionHours,

@@ -17,9 +17,17 @@ export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>,
 
 /** Where the tools may act: the allowed paths, less what they must not see or change. */
 export function toolPathSandbox(settings: Settings, startDir: string): PathSandbox {
+  return workspaceSandbox(settings.allowedPaths, settings, startDir);
+}
+
+/**
+ * Where one user's runs may act: `roots` (the user's workspace paths), less what no tool may see
+ * or change whoever runs it. The one place a set of paths becomes a tool sandbox.
+ */
+export function workspaceSandbox(roots: readonly string[], settings: Settings, startDir: string): PathSandbox {
   const envFile = join(startDir, '.env');
   // The .env main.ts reads at start-up: no agent may read or rewrite the service's settings.
   // Nor the approval rules, read at start-up too: rewritten, they would let the next start run
   // unasked whatever the run chose.
-  return new PathSandbox(settings.allowedPaths, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir));
+  return new PathSandbox(roots, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir));
 }

@@ -25,6 +25,7 @@ export interface EngineDeps {
   runtime: RuntimeInfoSource;
   /** Every tool the service has, by name; each agent gets its own subset. */
   tools: ReadonlyMap<string, Tool>;
+  /** ALLOWED_PATHS: the workspace of runs that name none (benchmarks, tests calling run()). */
   sandbox: PathSandbox;
   toolSettings: ToolSettings;
   /** What the service found of this machine at start-up (tools/tool-host.ts). */
@@ -38,8 +39,13 @@ export interface EngineDeps {
   hideAddresses?: AddressFilter;
 }
 
-/** A run outside RunService (benchmarks, tests): the task, and whatever of a context the caller has. */
-export type RunOptions = AgentTask & Omit<RunContext, 'emit' | 'usage'> & { emit?: RunContext['emit']; usage?: RunUsage };
+/**
+ * A run outside RunService (benchmarks, tests): the task, and whatever of a context the caller
+ * has; with no workspace, the run acts in ALLOWED_PATHS as local mode's user.
+ */
+export type RunOptions = AgentTask &
+  Omit<RunContext, 'emit' | 'usage' | 'owner' | 'workspace'> &
+  Partial<Pick<RunContext, 'emit' | 'usage' | 'owner' | 'workspace'>>;
 
 export interface RunResult {
   text: string;
@@ -47,6 +53,9 @@ export interface RunResult {
 }
 
 const ignore = (): void => undefined;
+
+/** Whom a run outside RunService acts for: local mode's one user (users/user-directory.ts). */
+const LOCAL_OWNER = 'local';
 
 /** Finds the agent, confines it to its working directory and tool set, and runs its loop. */
 export class AgentEngine {
@@ -64,10 +73,10 @@ export class AgentEngine {
     return agent;
   }
 
-  /** The real working directory, inside the sandbox and existing; otherwise WorkingDirectoryError. */
-  workingDirectory(dir: string): string {
+  /** The real working directory, inside `workspace` and existing; otherwise WorkingDirectoryError. */
+  workingDirectory(dir: string, workspace: PathSandbox = this.deps.sandbox): string {
     try {
-      const real = this.deps.sandbox.resolve(dir, this.deps.startDir);
+      const real = workspace.resolve(dir, this.deps.startDir);
       if (statSync(real).isDirectory()) return real;
     } catch (error) {
       if (!(error instanceof PathOutsideError) && (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
@@ -81,7 +90,8 @@ export class AgentEngine {
    */
   promptRoom(agentType: string, mode: PermissionMode, workingDir: string): number {
     const task = { agentType, prompt: '', workingDir, mode, streaming: false };
-    return this.loop(task, { signal: new AbortController().signal, emit: ignore, usage: emptyUsage() }, workingDir).promptRoom();
+    const context = { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };
+    return this.loop(task, context, workingDir).promptRoom();
   }
 
   /**
@@ -89,7 +99,7 @@ export class AgentEngine {
    * (an unknown agent, a directory not allowed) are thrown before anything runs.
    */
   async execute(task: AgentTask, context: RunContext): Promise<string> {
-    const loop = this.loop(task, context, this.workingDirectory(task.workingDir));
+    const loop = this.loop(task, context, this.workingDirectory(task.workingDir, context.workspace));
     context.signal.throwIfAborted();
     return loop.run();
   }
@@ -100,8 +110,8 @@ export class AgentEngine {
 
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
-    const { agentType, prompt, workingDir, mode, streaming, emit, usage = emptyUsage(), ...context } = options;
-    return { text: await this.execute({ agentType, prompt, workingDir, mode, streaming }, { ...context, emit: emit ?? ignore, usage }), usage };
+    const { agentType, prompt, workingDir, mode, streaming, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
+    return { text: await this.execute({ agentType, prompt, workingDir, mode, streaming }, { ...context, owner, workspace, emit, usage }), usage };
   }
 
   /**
@@ -131,7 +141,7 @@ export class AgentEngine {
       usage: context.usage,
       toolContext: {
         workingDir,
-        sandbox: this.deps.sandbox,
+        sandbox: context.workspace,
         settings: this.deps.toolSettings,
         host: this.deps.toolHost,
         signal: context.signal,
@@ -139,7 +149,8 @@ export class AgentEngine {
         ...(context.beforeModify ? { beforeModify: context.beforeModify } : {}),
         ...(context.log ? { log: context.log } : {}),
         ...(this.deps.hideAddresses ? { hideAddresses: this.deps.hideAddresses } : {}),
-        // A sub-agent is part of its run: the same context, its own signal, and no events of its own.
+        // A sub-agent is part of its run: the same context (owner and workspace too), its own
+        // signal, and no events of its own.
         spawnAgent: (agentType, prompt, dir, signal) =>
           this.execute(
             // The model names it from the directory it works in, not the service's start directory.

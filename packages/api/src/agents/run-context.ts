@@ -1,4 +1,5 @@
 import type { AgentEvent, PermissionMode, RunUsage } from '@mada/protocol';
+import type { PathSandbox } from '../tools/sandbox/paths.js';
 import type { ApprovalGate } from '../tools/tool.js';
 import type { Log } from '../util/log.js';
 
@@ -7,6 +8,13 @@ import type { Log } from '../util/log.js';
  * summarization): made once by RunService and passed whole, never taken apart into options.
  */
 export interface RunContext {
+  /** The user whose run it is. */
+  owner: string;
+  /**
+   * Where the run may act: the owner's workspace paths as a sandbox, resolved when the run was
+   * created. Its tools, its shell's mounts, its searches and its sub-agents see nothing else.
+   */
+  workspace: PathSandbox;
   /** Aborted when the run is cancelled (from any request or replica) or interrupted by shutdown. */
   signal: AbortSignal;
   /** The run's progress: stored as its events, in order, and told to its followers. */
@@ -29,4 +37,9 @@ export interface AgentTask {
   mode: PermissionMode;
   /** Streamed model calls; the legacy blocking routes make non-streaming ones. */
   streaming: boolean;
+}
+
+/** Turns a user into the workspace their runs act in (workspaces.ts, over the user directory). */
+export interface WorkspaceSource {
+  of(userId: string): Promise<PathSandbox>;
 }

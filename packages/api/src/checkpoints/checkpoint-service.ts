@@ -2,12 +2,15 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunHead } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
+import { NotFoundError } from '../errors.js';
 import { errorMessage } from '../util/error-message.js';
+import { resolveReal, type PathSandbox } from '../tools/sandbox/paths.js';
 import { detectSandbox, isAvailable, SandboxProbes } from '../tools/sandbox/launcher.js';
 import { changedPaths, describeChanges, type Changes } from './changes.js';
 import {
   FilesChangedError,
   NoCheckpointError,
+  OutsideWorkspaceError,
   RevertRefusedError,
   RevertSandboxUnavailableError,
   RunInProgressError,
@@ -36,6 +39,12 @@ export interface CheckpointOptions {
    * default limits.
    */
   sandbox?: { enabled: boolean; memoryMb: number; maxProcesses: number };
+  /**
+   * Each user's workspace, as it is now: a run's checkpoint is read (changes, the end snapshot a
+   * stopped service left to take) and reverted only while its working directory is still in its
+   * owner's. Absent: no such check (the service always passes it).
+   */
+  workspaces?: { of(userId: string): Promise<PathSandbox> };
   /** Told of each revert that put files back (the audit log's `checkpoint.reverted`). */
   onReverted?: (run: RunHead, paths: readonly string[]) => Promise<void>;
 }
@@ -213,6 +222,7 @@ export class CheckpointService {
   /** The run's refs, with its end snapshot taken now if its service stopped before taking it. */
   private async endedCheckpoint(run: RunHead): Promise<{ repo: ShadowRepo; refs: RunRefs }> {
     if (ACTIVE_RUN_STATUSES.includes(run.status)) throw new RunInProgressError();
+    await this.confine(run);
     const repo = this.repoFor(run.workingDir);
     const remembered = this.failures.get(run.id);
     if (remembered) throw new NoCheckpointError(remembered);
@@ -225,6 +235,26 @@ export class CheckpointService {
       if (refs.meta.error || !refs.after) throw new NoCheckpointError(refs.meta.error);
     }
     return { repo, refs };
+  }
+
+  /** OutsideWorkspaceError unless the run's working directory is still inside its owner's workspace. */
+  private async confine(run: RunHead): Promise<void> {
+    if (!this.options.workspaces) return;
+    let workspace: PathSandbox;
+    try {
+      workspace = await this.options.workspaces.of(run.userId);
+    } catch (error) {
+      // An owner gone from API_KEYS has no workspace left.
+      if (error instanceof NotFoundError) throw new OutsideWorkspaceError(run.workingDir);
+      throw error;
+    }
+    let real: string;
+    try {
+      real = resolveReal(run.workingDir);
+    } catch {
+      throw new OutsideWorkspaceError(run.workingDir);
+    }
+    if (!workspace.contains(real)) throw new OutsideWorkspaceError(run.workingDir);
   }
 
   private repoFor(workingDir: string): ShadowRepo {

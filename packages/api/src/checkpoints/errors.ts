@@ -57,3 +57,13 @@ export class SnapshotSandboxUnavailableError extends Error {
     this.name = 'SnapshotSandboxUnavailableError';
   }
 }
+
+/**
+ * The run's working directory is no longer in its owner's workspace (an admin changed the user's
+ * paths): whatever is there now may be another user's, so it is neither read nor reverted.
+ */
+export class OutsideWorkspaceError extends ConflictError {
+  constructor(dir: string) {
+    super(`Working directory no longer in your workspace: ${dir}`);
+  }
+}

@@ -22,8 +22,8 @@ export interface ConversationServiceOptions {
   sessionTtlHours: number;
   /** How many live conversations one user may have; creating one more is refused. */
   maxConversationsPerUser: number;
-  /** Checks a conversation's working directory when it is created (throws when not allowed). */
-  checkWorkingDir?: (dir: string) => void;
+  /** Checks a conversation's working directory against its user's workspace when it is created (throws when not allowed). */
+  checkWorkingDir?: (dir: string, userId: string) => Promise<void>;
   now?: () => Date;
 }
 
@@ -103,7 +103,7 @@ export class ConversationService {
    * limit store exactly up to it.
    */
   async create(userId: string, input: { agent_type: string; working_dir: string; title: string | null }): Promise<ConversationRecord> {
-    this.options.checkWorkingDir?.(input.working_dir);
+    await this.options.checkWorkingDir?.(input.working_dir, userId);
     const max = this.options.maxConversationsPerUser;
     const created = await this.repository.createConversationWithin(
       { id: randomUUID(), userId, agentType: input.agent_type, workingDir: input.working_dir, title: input.title, now: this.now() },

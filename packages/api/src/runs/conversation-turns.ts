@@ -40,13 +40,18 @@ export class ConversationTurns {
     const { runs, turns, conversations, engine, gates } = this.deps;
     if (runs.isDraining) throw new ShuttingDownError();
     const conversation = await conversations.getOwned(start.conversationId, start.userId);
+    // Checked again at each turn: the owner's workspace may have changed since the conversation began.
+    const workspace = await runs.workspaceOf(start.userId);
+    // Stored resolved, as every other run's: its checkpoints and approve_always grants name the real directory.
+    const workingDir = engine.workingDirectory(conversation.workingDir, workspace);
     return runs.start(
       {
+        workspace,
         userId: start.userId,
         agentType: conversation.agentType,
         mode: start.mode,
         prompt: start.content,
-        workingDir: conversation.workingDir,
+        workingDir,
         conversationId: conversation.id,
         idempotency: start.idempotency,
         userMessage: turns.draftUserMessage(start.content),

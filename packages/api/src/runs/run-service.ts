@@ -15,10 +15,11 @@ import {
 } from '../db/run-repository.js';
 import type { AppendResult } from '../db/repository.js';
 import { SYSTEM_ACTOR } from '../db/audit-repository.js';
-import type { RunContext } from '../agents/run-context.js';
+import type { RunContext, WorkspaceSource } from '../agents/run-context.js';
 import { emptyUsage } from '../agents/run-usage.js';
 import { ConversationNotFoundError } from '../conversations/service.js';
 import { ConversationBusyError, type DraftUserMessage } from '../conversations/turn-service.js';
+import type { PathSandbox } from '../tools/sandbox/paths.js';
 import type { ApprovalGate } from '../tools/tool.js';
 import { errorMessage } from '../util/error-message.js';
 import { loggableError } from '../util/loggable-error.js';
@@ -72,12 +73,16 @@ export interface RunRequest {
   idempotency?: { key: string; hash: string } | undefined;
   /** A conversation turn's user message: stored with the run, in one transaction. */
   userMessage?: DraftUserMessage;
+  /** The user's workspace when the caller resolved it already (to check `workingDir`); else resolved here. */
+  workspace?: PathSandbox;
 }
 
 export interface RunServiceOptions {
   store: RunRepository;
   bus: RunEventBus;
   queue: RunQueue;
+  /** Each user's workspace: a run acts in its owner's, as it was when the run was created. */
+  workspaces: WorkspaceSource;
   /** How long a run's lease lasts without renewal: after it, any replica declares the run interrupted. */
   leaseMs: number;
   /** Runs of one user queued at once, over every replica (MAX_QUEUED_RUNS_PER_USER); more get 429. */
@@ -128,6 +133,11 @@ export class RunService {
     this.leaseTimer.unref();
   }
 
+  /** Where `userId`'s runs may act (their working directory is checked against it before they are stored). */
+  workspaceOf(userId: string): Promise<PathSandbox> {
+    return this.options.workspaces.of(userId);
+  }
+
   /** Runs queued or executing in this process. */
   get active(): number {
     return this.executions.size;
@@ -144,6 +154,7 @@ export class RunService {
    */
   async start(request: RunRequest, job: (run: RunRecord, turn: AppendResult | undefined) => RunJob): Promise<{ run: RunRecord; created: boolean }> {
     if (this.draining) throw new ShuttingDownError();
+    const workspace = request.workspace ?? (await this.workspaceOf(request.userId));
     const now = this.now();
     const idempotentSince = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
     const earlier = await this.repeated(request.userId, request.idempotency);
@@ -190,7 +201,7 @@ export class RunService {
       return { run: this.sameRequest(run, request.idempotency), created: false };
     }
     // execute() settles only after its first await, so the entry exists before it removes it.
-    const finished = this.execute(run, job(run, turn), controller, admission);
+    const finished = this.execute(run, workspace, job(run, turn), controller, admission);
     this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
     return { run, created: true };
   }
@@ -389,15 +400,15 @@ export class RunService {
     }
   }
 
-  private async execute(run: RunRecord, job: RunJob, controller: AbortController, admission: Admission): Promise<RunRecord> {
+  private async execute(run: RunRecord, workspace: PathSandbox, job: RunJob, controller: AbortController, admission: Admission): Promise<RunRecord> {
     try {
-      return await this.executeTracked(run, job, controller.signal, admission);
+      return await this.executeTracked(run, workspace, job, controller.signal, admission);
     } finally {
       this.executions.delete(run.id);
     }
   }
 
-  private async executeTracked(run: RunRecord, job: RunJob, signal: AbortSignal, admission: Admission): Promise<RunRecord> {
+  private async executeTracked(run: RunRecord, workspace: PathSandbox, job: RunJob, signal: AbortSignal, admission: Admission): Promise<RunRecord> {
     const log = this.options.log.child({ run_id: run.id });
     const events = new EventWriter(run.id, this.options, this.now, log);
     let end: Ending;
@@ -416,6 +427,8 @@ export class RunService {
       log.debug({ agent: run.agentType }, 'run started');
       const emit = (frame: AgentEvent): void => events.emit(frame);
       const result = await job.execute({
+        owner: run.userId,
+        workspace,
         signal,
         emit,
         usage,

@@ -31,8 +31,9 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
     const { agent_type, prompt, working_dir, mode } = body;
     await assertMessageFits(prompt, messageLimits);
     engine.agent(agent_type);
-    const workingDir = engine.workingDirectory(working_dir);
-    const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, mode }, (stored) =>
+    const workspace = await runs.workspaceOf(userId);
+    const workingDir = engine.workingDirectory(working_dir, workspace);
+    const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, workspace, mode }, (stored) =>
       agentJob(engine, stored, streamed, approvals.gates(stored, streamed ? 'wait' : 'deny')),
     );
     return run;

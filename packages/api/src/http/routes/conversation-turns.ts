@@ -28,7 +28,7 @@ export interface TurnRoutesOptions {
 
 const tags = ['conversations'];
 const security = [{ ApiKey: [] }];
-const turnErrors = { 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse };
+const turnErrors = { 400: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse };
 
 export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = async (app, options) => {
   const { turns, runs, messageLimits, pingIntervalMs } = options;

@@ -63,9 +63,11 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
       const { agent_type, prompt, working_dir, mode, on_ask } = request.body;
       await assertMessageFits(prompt, messageLimits);
       engine.agent(agent_type);
-      const workingDir = engine.workingDirectory(working_dir);
+      const userId = request.caller.userId;
+      const workspace = await runs.workspaceOf(userId);
+      const workingDir = engine.workingDirectory(working_dir, workspace);
       const started = await runs.start(
-        { userId: request.caller.userId, agentType: agent_type, prompt, workingDir, mode, idempotency: idempotencyOf(request, 'POST /runs') },
+        { userId, agentType: agent_type, prompt, workingDir, workspace, mode, idempotency: idempotencyOf(request, 'POST /runs') },
         (stored) => agentJob(engine, stored, true, approvals.gates(stored, on_ask)),
       );
       return answerStarted(reply, started);
