@@ -148,6 +148,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     adminUsers: settings.adminUsers,
     keyed,
     allowedPaths: settings.allowedPaths,
+    defaultQuotas: { maxConcurrentRuns: settings.maxRunsPerUser, maxRunsPerDay: settings.maxRunsPerDay, maxTokensPerDay: settings.maxTokensPerDay },
     now,
   });
   const runtime = new RuntimeIntrospector(settings, {
@@ -199,6 +200,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     store: repository.runs,
     bus,
     queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
+    quotasOf: (userId) => users.quotasOf(userId),
     maxQueuedPerUser: settings.maxQueuedRunsPerUser,
     leaseMs: settings.runLeaseSeconds * 1000,
     retentionHours: settings.runRetentionHours,

@@ -129,6 +129,7 @@ export class AgentEngine {
       toolSet: this.toolSetOf(agent, task.mode),
       emit: context.emit,
       usage: context.usage,
+      ...(context.afterModelCall ? { afterModelCall: context.afterModelCall } : {}),
       toolContext: {
         workingDir,
         sandbox: this.deps.sandbox,

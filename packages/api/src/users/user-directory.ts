@@ -1,5 +1,5 @@
 import { UserId } from '@mada/protocol';
-import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, UserRole, UserUsage } from '../db/user-repository.js';
+import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserRole, type UserUsage } from '../db/user-repository.js';
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
 import type { StoredKeyCache } from './key-cache.js';
@@ -14,6 +14,11 @@ export interface Quotas {
 }
 
 const NO_LIMITS: Quotas = { maxConcurrentRuns: 0, maxRunsPerDay: 0, maxTokensPerDay: 0 };
+
+const UNSET_QUOTAS: Quotas = { maxConcurrentRuns: QUOTA_UNSET, maxRunsPerDay: QUOTA_UNSET, maxTokensPerDay: QUOTA_UNSET };
+
+/** A quota given as null: the user follows the service's default for it (QUOTA_UNSET when stored). */
+export type QuotaChanges = { [K in keyof Quotas]?: number | null };
 
 export interface User {
   id: string;
@@ -30,14 +35,14 @@ export interface NewUser {
   id: string;
   role: UserRole;
   workspacePaths?: string[];
-  quotas?: Partial<Quotas>;
+  quotas?: QuotaChanges;
 }
 
 export interface UserUpdate {
   role?: UserRole;
   disabled?: boolean;
   workspacePaths?: string[];
-  quotas?: Partial<Quotas>;
+  quotas?: QuotaChanges;
 }
 
 export interface UserDirectoryOptions {
@@ -51,6 +56,11 @@ export interface UserDirectoryOptions {
   keyed: boolean;
   /** ALLOWED_PATHS: the workspace of configured users and of stored users given none. */
   allowedPaths: readonly string[];
+  /**
+   * The quotas of a user who has none of their own: MAX_RUNS_PER_USER, MAX_RUNS_PER_DAY and
+   * MAX_TOKENS_PER_DAY. Absent: no limits (the users command, which enforces nothing).
+   */
+  defaultQuotas?: Quotas;
   now: () => Date;
 }
 
@@ -119,8 +129,8 @@ export class UserDirectory {
       disabled: false,
       createdAt: now,
       workspacePaths: JSON.stringify(input.workspacePaths ?? []),
-      ...NO_LIMITS,
-      ...input.quotas,
+      ...UNSET_QUOTAS,
+      ...storedQuotas(input.quotas ?? {}),
     };
     const key = firstKeyName === undefined ? undefined : newKey(input.id, firstKeyName, now);
     const stored = await this.options.store.createUser(record, key?.record, actor);
@@ -134,7 +144,7 @@ export class UserDirectory {
       ...(update.role === undefined ? {} : { role: update.role }),
       ...(update.disabled === undefined ? {} : { disabled: update.disabled }),
       ...(update.workspacePaths === undefined ? {} : { workspacePaths: JSON.stringify(update.workspacePaths) }),
-      ...update.quotas,
+      ...storedQuotas(update.quotas ?? {}),
     };
     if (!isStoredId(id)) throw new UserNotFoundError();
     const stored = await this.options.store.updateUser(id, changes, actor, this.options.now());
@@ -170,6 +180,17 @@ export class UserDirectory {
     this.options.keys.clear();
   }
 
+  /**
+   * The quotas that apply to a user's next run: their own, else the service's defaults. A user
+   * that does not exist (deleted meanwhile) gets the defaults: its runs are refused elsewhere.
+   */
+  async quotasOf(userId: string): Promise<Quotas> {
+    const configured = this.configuredUser(userId);
+    if (configured) return configured.quotas;
+    const stored = await this.findStored(userId);
+    return stored ? this.quotasFrom(stored) : this.defaults;
+  }
+
   usage(userId: string): Promise<UserUsage> {
     return this.options.store.usage(userId, startOfDay(this.options.now()));
   }
@@ -199,7 +220,7 @@ export class UserDirectory {
       disabled: false,
       createdAt: null,
       workspacePaths: [...this.options.allowedPaths],
-      quotas: NO_LIMITS,
+      quotas: this.defaults,
       source: 'config',
     };
   }
@@ -212,10 +233,29 @@ export class UserDirectory {
       disabled: record.disabled,
       createdAt: record.createdAt,
       workspacePaths: paths.length > 0 ? paths : [...this.options.allowedPaths],
-      quotas: { maxConcurrentRuns: record.maxConcurrentRuns, maxRunsPerDay: record.maxRunsPerDay, maxTokensPerDay: record.maxTokensPerDay },
+      quotas: this.quotasFrom(record),
       source: 'stored',
     };
   }
+
+  private get defaults(): Quotas {
+    return this.options.defaultQuotas ?? NO_LIMITS;
+  }
+
+  private quotasFrom(record: UserRecord): Quotas {
+    const own = (stored: number, fallback: number): number => (stored === QUOTA_UNSET ? fallback : stored);
+    const d = this.defaults;
+    return {
+      maxConcurrentRuns: own(record.maxConcurrentRuns, d.maxConcurrentRuns),
+      maxRunsPerDay: own(record.maxRunsPerDay, d.maxRunsPerDay),
+      maxTokensPerDay: own(record.maxTokensPerDay, d.maxTokensPerDay),
+    };
+  }
+}
+
+/** Quotas as stored: null (the default applies) becomes QUOTA_UNSET; those not given stay out. */
+function storedQuotas(quotas: QuotaChanges): Partial<Quotas> {
+  return Object.fromEntries(Object.entries(quotas).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v ?? QUOTA_UNSET]));
 }
 
 /** Stored users' ids are checked at creation: anything else names no stored user. */
