@@ -150,6 +150,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     adminUsers: settings.adminUsers,
     keyed,
     workspaces: await openWorkspaces(settings),
+    defaultQuotas: { maxConcurrentRuns: settings.maxRunsPerUser, maxRunsPerDay: settings.maxRunsPerDay, maxTokensPerDay: settings.maxTokensPerDay },
     now,
   });
   const runtime = new RuntimeIntrospector(settings, {
@@ -206,6 +207,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     bus,
     queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
     workspaces,
+    quotasOf: (userId) => users.quotasOf(userId),
     maxQueuedPerUser: settings.maxQueuedRunsPerUser,
     leaseMs: settings.runLeaseSeconds * 1000,
     retentionHours: settings.runRetentionHours,

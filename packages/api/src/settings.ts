@@ -195,6 +195,8 @@ const SPECS = {
   maxConcurrentRuns: spec('MAX_CONCURRENT_RUNS', integer(1, 10_000), 4),
   maxRunsPerUser: spec('MAX_RUNS_PER_USER', integer(1, 10_000), 2),
   maxQueuedRunsPerUser: spec('MAX_QUEUED_RUNS_PER_USER', integer(1, 1_000_000), 20),
+  maxRunsPerDay: spec('MAX_RUNS_PER_DAY', integer(0, 1_000_000_000), 0),
+  maxTokensPerDay: spec('MAX_TOKENS_PER_DAY', integer(0, 1_000_000_000), 0),
   runRetentionHours: spec('RUN_RETENTION_HOURS', decimal(0), 168),
   runLeaseSeconds: spec('RUN_LEASE_SECONDS', decimal(1, 3600), 30),
   allowedHosts: spec('ALLOWED_HOSTS', list, [] as string[]),

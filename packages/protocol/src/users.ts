@@ -20,6 +20,13 @@ export const Quotas = z
   .meta({ id: 'Quotas', description: '`0` means no limit.' });
 export type Quotas = z.infer<typeof Quotas>;
 
+const QuotaChange = Limit.nullable().optional();
+/** Quotas an admin sets: those left out stay as they are; `null` makes the service's default apply. */
+export const QuotaChanges = z
+  .object({ max_concurrent_runs: QuotaChange, max_runs_per_day: QuotaChange, max_tokens_per_day: QuotaChange })
+  .meta({ id: 'QuotaChanges', description: '`0` means no limit; `null` (or, at creation, leaving it out) means the service default (`MAX_RUNS_PER_USER`, `MAX_RUNS_PER_DAY`, `MAX_TOKENS_PER_DAY`).' });
+export type QuotaChanges = z.infer<typeof QuotaChanges>;
+
 const AbsolutePath = z.string().min(1).max(1024).regex(/^\//, 'A workspace path is absolute');
 export const Workspace = z.object({ paths: z.array(z.string()) }).meta({ id: 'Workspace' });
 
@@ -79,12 +86,12 @@ export const CreateKeyRequest = z
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;
 
 export const CreateUserRequest = z
-  .object({ id: UserId, role: UserRole.default('member'), workspace_paths: z.array(AbsolutePath).max(64).optional(), quotas: Quotas.partial().optional() })
+  .object({ id: UserId, role: UserRole.default('member'), workspace_paths: z.array(AbsolutePath).max(64).optional(), quotas: QuotaChanges.optional() })
   .meta({ id: 'CreateUserRequest' });
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
 
 export const UpdateUserRequest = z
-  .object({ role: UserRole.optional(), disabled: z.boolean().optional(), workspace_paths: z.array(AbsolutePath).max(64).optional(), quotas: Quotas.partial().optional() })
+  .object({ role: UserRole.optional(), disabled: z.boolean().optional(), workspace_paths: z.array(AbsolutePath).max(64).optional(), quotas: QuotaChanges.optional() })
   .meta({ id: 'UpdateUserRequest' });
 export type UpdateUserRequest = z.infer<typeof UpdateUserRequest>;
 

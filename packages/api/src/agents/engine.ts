@@ -139,6 +139,7 @@ export class AgentEngine {
       toolSet: this.toolSetOf(agent, task.mode),
       emit: context.emit,
       usage: context.usage,
+      ...(context.afterModelCall ? { afterModelCall: context.afterModelCall } : {}),
       toolContext: {
         workingDir,
         sandbox: context.workspace,

@@ -27,6 +27,11 @@ export interface RunContext {
   approvalGate?: ApprovalGate;
   /** The run's checkpoint: awaited before a tool changes files (absent when checkpoints are off). */
   beforeModify?: () => Promise<void>;
+  /**
+   * Awaited after each model call (the run's, a sub-agent's, a summary's), once its usage is
+   * counted: throws to end the run there (its user's daily token quota reached). Absent: no check.
+   */
+  afterModelCall?: () => Promise<void>;
 }
 
 /** What an agent is asked to do: the part of a run that is not its context. */

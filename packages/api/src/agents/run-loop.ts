@@ -69,6 +69,8 @@ export interface LoopInput {
   emit: (frame: AgentEvent) => void;
   /** Added to as the run goes, so a failed run still tells what it cost. */
   usage: RunUsage;
+  /** RunContext's: awaited after each model call. */
+  afterModelCall?: () => Promise<void>;
 }
 
 export class StepLimitError extends Error {
@@ -127,6 +129,7 @@ export class RunLoop {
   async run(): Promise<string> {
     for (let step = 0; step < this.limits.maxSteps && !this.budgetSpent(); step++) {
       const turn = await this.callModel();
+      await this.input.afterModelCall?.();
       if (turn.toolCalls.length === 0) {
         if (this.mustRePrompt(turn.text)) continue;
         return turn.text;

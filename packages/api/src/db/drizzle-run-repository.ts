@@ -21,6 +21,10 @@ import {
   type FrameBytes,
   type CreateRunOptions,
   type CreatedRun,
+  type ClaimOutcome,
+  DailyRunQuotaReached,
+  DailyTokenQuotaReached,
+  type RunQuotaCheck,
   RunConversationActiveError,
   RunConversationGoneError,
   type NewRun,
@@ -35,7 +39,7 @@ import {
   type RunUsage,
 } from './run-repository.js';
 
-/** The first key of the advisory locks that serialize one user's queued-run creations (the second is the user's). */
+/** The first key of the advisory locks that serialize one user's run creations and starts (the second is the user's). */
 const QUEUED_RUNS_LOCK = 0x6d616471;
 
 /** Thrown inside a turn's creation to roll its user message back: the key names an earlier run. */
@@ -125,16 +129,22 @@ export class DrizzleRunRepository implements RunRepository {
         .set({ idempotencyKey: null })
         .where(and(eq(r.userId, input.userId), eq(r.idempotencyKey, input.idempotencyKey), lt(r.createdAt, options.idempotentSince)));
     }
-    const limited = options.maxQueued !== undefined && input.status === 'queued';
-    // Concurrent queued creations for one user (on any replica) take turns, so each counts the others'.
-    if (limited) await this.lockUser(tx, input.userId);
-    const values: Record<string, unknown> = { ...fields, createdAt: now };
+    const quota = options.quota;
+    // Starting at once needs a free place among the user's executing runs, on any replica.
+    const full = quota !== undefined && input.status === 'running' && quota.maxConcurrent > 0;
+    const daily = quota !== undefined && (quota.maxRunsPerDay > 0 || quota.maxTokensPerDay > 0);
+    const mayQueue = options.maxQueued !== undefined && (input.status === 'queued' || full);
+    // Concurrent creations (and starts) for one user, on any replica, take turns, so each counts the others'.
+    if (mayQueue || full || daily) await this.lockUser(tx, input.userId);
+    const queued = full && (await this.executingOf(tx, input.userId)) >= quota.maxConcurrent;
+    const values: Record<string, unknown> = { ...fields, ...(queued ? { status: 'queued', startedAt: null } : {}), createdAt: now };
     const insert = this.shapedStatement('insert', values, '', (set) => (db) =>
       db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
     );
     const [created] = await insert(tx, withoutNulls(values));
     // Counted after the insert, this one included; throwing rolls the insert (and the turn's message) back.
-    if (created && limited && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
+    if (created && daily) await this.checkDaily(tx, input.userId, quota);
+    if (created && mayQueue && created.status === 'queued' && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
     if (created) {
       // Last: the append holds the audit lock until the commit.
       await appendAuditIn(this.adapter, tx, {
@@ -154,6 +164,52 @@ export class DrizzleRunRepository implements RunRepository {
     // Thrown to roll back the user message stored above: a repeated request stores nothing.
     if (turn) throw new KeyTaken(existing!);
     return { run: existing!, created: false };
+  }
+
+  /** Past either daily quota, throws (the run just inserted is one of today's). */
+  private async checkDaily(tx: Db, userId: string, quota: RunQuotaCheck): Promise<void> {
+    const { runs, tokens } = await this.usedSince(tx, userId, quota.since);
+    if (quota.maxRunsPerDay > 0 && runs > quota.maxRunsPerDay) throw new DailyRunQuotaReached(quota.maxRunsPerDay);
+    if (quota.maxTokensPerDay > 0 && tokens >= quota.maxTokensPerDay) throw new DailyTokenQuotaReached(tokens, quota.maxTokensPerDay);
+  }
+
+  private async usedSince(db: Db, userId: string, since: Date): Promise<{ runs: number; tokens: number }> {
+    const r = this.t.runs;
+    const [used] = await db
+      .select({ runs: count(), tokens: sql<number>`coalesce(sum(${r.inputTokens} + ${r.outputTokens}), 0)`.mapWith(Number) })
+      .from(r)
+      .where(and(eq(r.userId, userId), gte(r.createdAt, since)));
+    return { runs: used?.runs ?? 0, tokens: used?.tokens ?? 0 };
+  }
+
+  tokensSince(userId: string, since: Date): Promise<number> {
+    return this.adapter.run(async (db) => (await this.usedSince(db, userId, since)).tokens);
+  }
+
+  /** The user's runs executing now, on any replica: running, or waiting for an approval. */
+  private async executingOf(db: Db, userId: string): Promise<number> {
+    const r = this.t.runs;
+    const [executing] = await db
+      .select({ n: count() })
+      .from(r)
+      .where(and(eq(r.userId, userId), inArray(r.status, ['running', 'waiting_approval'])));
+    return executing?.n ?? 0;
+  }
+
+  claimQueuedRun(id: string, userId: string, maxConcurrent: number, now: Date): Promise<ClaimOutcome> {
+    const r = this.t.runs;
+    return this.adapter.transaction(async (tx) => {
+      if (maxConcurrent > 0) {
+        await this.lockUser(tx, userId);
+        if ((await this.executingOf(tx, userId)) >= maxConcurrent) return 'full';
+      }
+      const started = await tx
+        .update(r)
+        .set({ status: 'running', startedAt: now })
+        .where(and(eq(r.id, id), eq(r.status, 'queued')))
+        .returning({ id: r.id });
+      return started.length > 0 ? 'started' : 'not_queued';
+    });
   }
 
   private async queuedOf(db: Db, userId: string): Promise<number> {

@@ -2,7 +2,7 @@ import { and, count, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
 import type { AuditDetail } from './audit-repository.js';
 import type { DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
-import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, UserUsage } from './user-repository.js';
+import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserUsage } from './user-repository.js';
 
 /** Users and keys over drizzle, for both dialects. */
 export class DrizzleUserRepository implements UserRepository {
@@ -133,15 +133,18 @@ export class DrizzleUserRepository implements UserRepository {
 /** Details are named as the API names its fields. */
 const snakeCase = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
+/** null: the user has no quota of their own (the setting applies), as the API takes it. */
+const ownQuota = (stored: number): number | null => (stored === QUOTA_UNSET ? null : stored);
+
 function userDetail(user: UserRecord): AuditDetail {
   return {
     user: user.id,
     role: user.role,
     disabled: user.disabled,
     workspace_paths: JSON.parse(user.workspacePaths) as string[],
-    max_concurrent_runs: user.maxConcurrentRuns,
-    max_runs_per_day: user.maxRunsPerDay,
-    max_tokens_per_day: user.maxTokensPerDay,
+    max_concurrent_runs: ownQuota(user.maxConcurrentRuns),
+    max_runs_per_day: ownQuota(user.maxRunsPerDay),
+    max_tokens_per_day: ownQuota(user.maxTokensPerDay),
   };
 }
 

@@ -149,12 +149,50 @@ export interface CreateRunOptions {
    * QueuedRunLimitReached is thrown.
    */
   maxQueued?: number;
+  /** The user's quotas, checked under the user's lock with the insert (RunQuotaCheck). */
+  quota?: RunQuotaCheck;
   /**
    * A conversation turn's user message (the run's `conversationId`): stored in the same
    * transaction as the run, so there is never one without the other.
    */
   userMessage?: { message: NewMessage; titleIfUnset: string | null };
 }
+
+/**
+ * What createRun checks of the user's quotas, counting over every process sharing the database
+ * (0: no limit). Past a daily quota nothing is stored and DailyRunQuotaReached or
+ * DailyTokenQuotaReached is thrown; a run asked for `running` while the user already has
+ * `maxConcurrent` runs executing is stored `queued` instead.
+ */
+export interface RunQuotaCheck {
+  /** Where the day began (00:00 UTC): runs created since then are today's. */
+  since: Date;
+  maxRunsPerDay: number;
+  maxTokensPerDay: number;
+  maxConcurrent: number;
+}
+
+/** The user's runs created today would be more than the quota with this one. */
+export class DailyRunQuotaReached extends Error {
+  constructor(readonly max: number) {
+    super(`The user's daily run quota (${max}) is reached`);
+    this.name = 'DailyRunQuotaReached';
+  }
+}
+
+/** The user's runs created today already used the token quota up. */
+export class DailyTokenQuotaReached extends Error {
+  constructor(
+    readonly used: number,
+    readonly max: number,
+  ) {
+    super(`The user's daily token quota (${used} of ${max}) is reached`);
+    this.name = 'DailyTokenQuotaReached';
+  }
+}
+
+/** What claimQueuedRun did: the run now runs, the user has no free place, or it is no longer queued. */
+export type ClaimOutcome = 'started' | 'full' | 'not_queued';
 
 export interface CreatedRun {
   run: RunRecord;
@@ -198,6 +236,14 @@ export interface RunRepository {
    */
   createRun(input: NewRun, options: CreateRunOptions): Promise<CreatedRun>;
   findRun(id: string): Promise<RunRecord | undefined>;
+  /**
+   * Starts a queued run (status `running`, started_at `now`) if its user has fewer than
+   * `maxConcurrent` runs executing (`running` or `waiting_approval`) over every process; 0: no
+   * limit. Under the same per-user lock as createRun, so two replicas cannot both take the last place.
+   */
+  claimQueuedRun(id: string, userId: string, maxConcurrent: number, now: Date): Promise<ClaimOutcome>;
+  /** Input and output tokens the user's runs created since `since` have recorded (ended runs' usage). */
+  tokensSince(userId: string, since: Date): Promise<number>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;
   /** The run as a client reads it: large texts left out (INLINE_TEXT_BYTES). */

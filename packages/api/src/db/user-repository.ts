@@ -2,6 +2,14 @@
 
 export type UserRole = 'admin' | 'member';
 
+/**
+ * A stored quota the user was not given: the service's setting applies (MAX_RUNS_PER_USER,
+ * MAX_RUNS_PER_DAY, MAX_TOKENS_PER_DAY), and follows it when it changes. Not NULL: the columns
+ * were made NOT NULL, and loosening that on SQLite means rebuilding the users table, whose drop
+ * would cascade to every stored key.
+ */
+export const QUOTA_UNSET = -1;
+
 export interface UserRecord {
   id: string;
   role: UserRole;
@@ -9,6 +17,7 @@ export interface UserRecord {
   createdAt: Date;
   /** JSON list of absolute paths; '[]' means the service's ALLOWED_PATHS. */
   workspacePaths: string;
+  /** The quotas: 0 no limit, QUOTA_UNSET the service's default. */
   maxConcurrentRuns: number;
   maxRunsPerDay: number;
   maxTokensPerDay: number;

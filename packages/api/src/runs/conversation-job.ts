@@ -59,8 +59,8 @@ export function conversationJob(engine: AgentEngine, turns: TurnService, turn: A
  * it, counted in its usage, logged with its run_id. Its progress is no part of the turn's events.
  */
 function summarizer(engine: AgentEngine, context: RunContext, workingDir: string): Summarizer {
-  const { owner, workspace, signal, usage, log } = context;
-  const summarizing = { owner, workspace, signal, usage, ...(log ? { log } : {}), emit: () => undefined };
+  const { owner, workspace, signal, usage, log, afterModelCall } = context;
+  const summarizing = { owner, workspace, signal, usage, ...(log ? { log } : {}), ...(afterModelCall ? { afterModelCall } : {}), emit: () => undefined };
   return {
     room: () => engine.promptRoom('explore', 'plan', workingDir),
     summarize: (prompt) => engine.execute({ agentType: 'explore', mode: 'plan', prompt, workingDir, streaming: false }, summarizing),

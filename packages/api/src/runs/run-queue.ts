@@ -1,7 +1,7 @@
 export interface QueueLimits {
   /** Runs executing at once in this process. */
   maxConcurrent: number;
-  /** Runs executing at once for one user in this process. */
+  /** Runs executing at once for one user in this process, unless admit is given the user's own limit. */
   maxPerUser: number;
 }
 
@@ -31,6 +31,8 @@ class CancelledWhileQueued extends Error {
 
 interface Waiter {
   userId: string;
+  /** The user's limit of executing runs; 0: none but the process's. */
+  perUser: number;
   admit(slot: RunSlot): void;
 }
 
@@ -54,12 +56,13 @@ export class RunQueue {
     return this.running;
   }
 
-  admit(userId: string, signal?: AbortSignal): Admission {
+  /** `perUser`: the user's own limit of executing runs (their quota); 0 means none but the process's. */
+  admit(userId: string, signal?: AbortSignal, perUser = this.limits.maxPerUser): Admission {
     if (signal?.aborted) return { queued: false, ahead: 0, slot: Promise.reject(signal.reason ?? new CancelledWhileQueued()) };
-    if (this.waiting.length === 0 && this.fits(userId)) return { queued: false, ahead: 0, slot: Promise.resolve(this.take(userId)) };
+    if (this.waiting.length === 0 && this.fits(userId, perUser)) return { queued: false, ahead: 0, slot: Promise.resolve(this.take(userId)) };
     const ahead = this.waiting.filter((waiter) => waiter.userId === userId).length;
     const slot = new Promise<RunSlot>((resolve, reject) => {
-      const waiter: Waiter = { userId, admit: resolve };
+      const waiter: Waiter = { userId, perUser, admit: resolve };
       this.waiting.push(waiter);
       signal?.addEventListener(
         'abort',
@@ -79,12 +82,12 @@ export class RunQueue {
   }
 
   /** Whether a run of `userId` asking now would wait. */
-  wouldWait(userId: string): boolean {
-    return this.waiting.length > 0 || !this.fits(userId);
+  wouldWait(userId: string, perUser = this.limits.maxPerUser): boolean {
+    return this.waiting.length > 0 || !this.fits(userId, perUser);
   }
 
-  private fits(userId: string): boolean {
-    return this.running < this.limits.maxConcurrent && (this.perUser.get(userId) ?? 0) < this.limits.maxPerUser;
+  private fits(userId: string, perUser: number): boolean {
+    return this.running < this.limits.maxConcurrent && (perUser === 0 || (this.perUser.get(userId) ?? 0) < perUser);
   }
 
   private take(userId: string): RunSlot {
@@ -107,7 +110,7 @@ export class RunQueue {
   private dispatch(): void {
     for (let i = 0; i < this.waiting.length && this.running < this.limits.maxConcurrent; ) {
       const waiter = this.waiting[i] as Waiter;
-      if (!this.fits(waiter.userId)) {
+      if (!this.fits(waiter.userId, waiter.perUser)) {
         i += 1;
         continue;
       }

@@ -30,6 +30,7 @@ import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunN
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { Admission, RunQueue } from './run-queue.js';
 import { EventWriter } from './event-writer.js';
+import { QuotaGate, TokenQuotaSignal, type RunQuota, type RunQuotas } from './quota-gate.js';
 import { followRunEvents, seenRun, type FollowOptions } from './follow-events.js';
 
 /** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
@@ -85,6 +86,8 @@ export interface RunServiceOptions {
   workspaces: WorkspaceSource;
   /** How long a run's lease lasts without renewal: after it, any replica declares the run interrupted. */
   leaseMs: number;
+  /** The quotas that apply to a user's next run (TEAMS.md section 9), enforced by quota-gate.ts. */
+  quotasOf(userId: string): Promise<RunQuotas>;
   /** Runs of one user queued at once, over every replica (MAX_QUEUED_RUNS_PER_USER); more get 429. */
   maxQueuedPerUser?: number;
   /** Ended runs older than this are deleted by the sweep; 0 keeps them. */
@@ -124,9 +127,11 @@ export class RunService {
   private readonly leaseTimer: NodeJS.Timeout;
   private renewing: Promise<void> = Promise.resolve();
   private draining = false;
+  private readonly quotas: QuotaGate;
 
   constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? (() => new Date());
+    this.quotas = new QuotaGate({ store: options.store, bus: options.bus, queue: options.queue, quotasOf: options.quotasOf, now: this.now });
     this.leaseTimer = setInterval(() => {
       this.renewing = this.renewing.then(() => this.keepLeases());
     }, Math.max(50, Math.floor(options.leaseMs / 3)));
@@ -160,9 +165,10 @@ export class RunService {
     const earlier = await this.repeated(request.userId, request.idempotency);
     if (earlier) return { run: earlier, created: false };
     const controller = new AbortController();
+    const quota = await this.quotas.forRun(request.userId, now);
     // Asked before the run is stored: a run with a free place is stored running, which spares the
     // status change that starting it would otherwise cost every run.
-    const admission = this.options.queue.admit(request.userId, controller.signal);
+    const admission = this.options.queue.admit(request.userId, controller.signal, quota.maxConcurrentRuns);
     let stored: CreatedRun;
     try {
       stored = await this.options.store.createRun(
@@ -184,6 +190,7 @@ export class RunService {
         },
         {
           idempotentSince,
+          quota: quota.check,
           ...(this.options.maxQueuedPerUser === undefined ? {} : { maxQueued: this.options.maxQueuedPerUser }),
           ...(request.userMessage ? { userMessage: request.userMessage } : {}),
         },
@@ -201,7 +208,7 @@ export class RunService {
       return { run: this.sameRequest(run, request.idempotency), created: false };
     }
     // execute() settles only after its first await, so the entry exists before it removes it.
-    const finished = this.execute(run, workspace, job(run, turn), controller, admission);
+    const finished = this.execute(run, workspace, job(run, turn), controller, admission, quota);
     this.executions.set(run.id, { controller, finished, conversationId: run.conversationId });
     return { run, created: true };
   }
@@ -374,6 +381,8 @@ export class RunService {
    */
   private async refusal(error: unknown, request: RunRequest): Promise<unknown> {
     if (error instanceof QueuedRunLimitReached) return new TooManyQueuedRunsError(error.max);
+    const overQuota = this.quotas.refusal(error);
+    if (overQuota) return overQuota;
     if (error instanceof RunConversationGoneError) return new ConversationNotFoundError();
     if (!(error instanceof RunConversationActiveError)) return error;
     const raced = await this.repeated(request.userId, request.idempotency);
@@ -400,15 +409,16 @@ export class RunService {
     }
   }
 
-  private async execute(run: RunRecord, workspace: PathSandbox, job: RunJob, controller: AbortController, admission: Admission): Promise<RunRecord> {
+  private async execute(run: RunRecord, workspace: PathSandbox, job: RunJob, controller: AbortController, admission: Admission, quota: RunQuota): Promise<RunRecord> {
     try {
-      return await this.executeTracked(run, workspace, job, controller.signal, admission);
+      return await this.executeTracked(run, workspace, job, controller, admission, quota);
     } finally {
       this.executions.delete(run.id);
     }
   }
 
-  private async executeTracked(run: RunRecord, workspace: PathSandbox, job: RunJob, signal: AbortSignal, admission: Admission): Promise<RunRecord> {
+  private async executeTracked(run: RunRecord, workspace: PathSandbox, job: RunJob, controller: AbortController, admission: Admission, quota: RunQuota): Promise<RunRecord> {
+    const signal = controller.signal;
     const log = this.options.log.child({ run_id: run.id });
     const events = new EventWriter(run.id, this.options, this.now, log);
     let end: Ending;
@@ -418,12 +428,13 @@ export class RunService {
     let admitted = false;
     let startedAt = 0;
     try {
-      if (admission.queued) events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
-      slot = await admission.slot;
+      // Stored queued without waiting here: the user's other replicas hold every place of theirs.
+      if (admission.queued || run.status === 'queued') events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
+      slot = await this.quotas.place(run, admission, quota, signal);
       admitted = true;
       startedAt = performance.now();
       this.options.metrics?.runStarted(run.agentType);
-      if (admission.queued) await this.options.store.updateRun(run.id, { status: 'running', startedAt: this.now() }, ['queued']);
+      const afterModelCall = this.quotas.tokenCheck(run, quota, usage, (reason) => controller.abort(reason));
       log.debug({ agent: run.agentType }, 'run started');
       const emit = (frame: AgentEvent): void => events.emit(frame);
       const result = await job.execute({
@@ -435,6 +446,7 @@ export class RunService {
         log,
         ...(job.gate ? { approvalGate: job.gate(emit) } : {}),
         ...(checkpoint ? { beforeModify: () => checkpoint.beforeModify() } : {}),
+        ...(afterModelCall ? { afterModelCall } : {}),
       });
       end = { status: 'succeeded', response: result.response, error: null, final: result.done };
     } catch (error) {
@@ -468,6 +480,8 @@ export class RunService {
       const audit = cancelled && { at: now, actor: cancelled.actor, action: 'run.cancelled' as const, target: `run:${runId}`, detail: { user: cancelled.owner } };
       const stored = await this.options.store.endRun(runId, encodeEvent(final), now, outcome, usage, audit);
       if (stored) await this.options.bus.publish(runId, stored.event);
+      // Its place is free: the user's runs queued on any replica may start.
+      if (stored) await this.quotas.ended(stored.run.userId);
       return stored?.run;
     } catch (error) {
       log.error({ err: error }, 'could not record the end of a run');
@@ -527,5 +541,7 @@ const interruptedEnd = (): Ending => errorEnd('interrupted', RUN_INTERRUPTED);
 function abortedEnd(signal: AbortSignal, owner: string): Ending {
   const reason: unknown = signal.reason;
   if (reason instanceof InterruptSignal) return interruptedEnd();
+  // The run used its user's daily tokens up: it ends as a failure of the run, not a cancel.
+  if (reason instanceof TokenQuotaSignal) return failedEnd(reason.message);
   return cancelledEnd({ actor: reason instanceof CancelSignal ? reason.actor : owner, owner });
 }

@@ -1,5 +1,5 @@
 import { UserId } from '@mada/protocol';
-import type { KeyOwner, KeyRecord, UserChanges, UserRecord, UserRepository, UserRole, UserUsage } from '../db/user-repository.js';
+import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserRole, type UserUsage } from '../db/user-repository.js';
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
 import type { StoredKeyCache } from './key-cache.js';
@@ -15,6 +15,11 @@ export interface Quotas {
 }
 
 const NO_LIMITS: Quotas = { maxConcurrentRuns: 0, maxRunsPerDay: 0, maxTokensPerDay: 0 };
+
+const UNSET_QUOTAS: Quotas = { maxConcurrentRuns: QUOTA_UNSET, maxRunsPerDay: QUOTA_UNSET, maxTokensPerDay: QUOTA_UNSET };
+
+/** A quota given as null: the user follows the service's default for it (QUOTA_UNSET when stored). */
+export type QuotaChanges = { [K in keyof Quotas]?: number | null };
 
 export interface User {
   id: string;
@@ -36,14 +41,14 @@ export interface NewUser {
   id: string;
   role: UserRole;
   workspacePaths?: string[];
-  quotas?: Partial<Quotas>;
+  quotas?: QuotaChanges;
 }
 
 export interface UserUpdate {
   role?: UserRole;
   disabled?: boolean;
   workspacePaths?: string[];
-  quotas?: Partial<Quotas>;
+  quotas?: QuotaChanges;
 }
 
 export interface UserDirectoryOptions {
@@ -57,6 +62,11 @@ export interface UserDirectoryOptions {
   keyed: boolean;
   /** Decides each user's workspace paths: stored ones, WORKSPACES_DIR/<id>, or ALLOWED_PATHS. */
   workspaces: Workspaces;
+  /**
+   * The quotas of a user who has none of their own: MAX_RUNS_PER_USER, MAX_RUNS_PER_DAY and
+   * MAX_TOKENS_PER_DAY. Absent: no limits (the users command, which enforces nothing).
+   */
+  defaultQuotas?: Quotas;
   now: () => Date;
 }
 
@@ -164,8 +174,8 @@ export class UserDirectory {
       disabled: false,
       createdAt: now,
       workspacePaths: JSON.stringify(workspacePaths),
-      ...NO_LIMITS,
-      ...input.quotas,
+      ...UNSET_QUOTAS,
+      ...storedQuotas(input.quotas ?? {}),
     };
     const key = firstKeyName === undefined ? undefined : newKey(input.id, firstKeyName, now);
     const stored = await this.options.store.createUser(record, key?.record, actor);
@@ -189,7 +199,7 @@ export class UserDirectory {
       ...(update.role === undefined ? {} : { role: update.role }),
       ...(update.disabled === undefined ? {} : { disabled: update.disabled }),
       ...(workspacePaths === undefined ? {} : { workspacePaths: JSON.stringify(workspacePaths) }),
-      ...update.quotas,
+      ...storedQuotas(update.quotas ?? {}),
     };
     const stored = await this.options.store.updateUser(id, changes, actor, this.options.now());
     if (!stored) throw new UserNotFoundError();
@@ -248,6 +258,17 @@ export class UserDirectory {
     return result;
   }
 
+  /**
+   * The quotas that apply to a user's next run: their own, else the service's defaults. A user
+   * that does not exist (deleted meanwhile) gets the defaults: its runs are refused elsewhere.
+   */
+  async quotasOf(userId: string): Promise<Quotas> {
+    const configured = this.configuredUser(userId);
+    if (configured) return configured.quotas;
+    const stored = await this.findStored(userId);
+    return stored ? this.quotasFrom(stored) : this.defaults;
+  }
+
   usage(userId: string): Promise<UserUsage> {
     return this.options.store.usage(userId, startOfDay(this.options.now()));
   }
@@ -277,7 +298,7 @@ export class UserDirectory {
       disabled: false,
       createdAt: null,
       workspacePaths: this.options.workspaces.pathsOf({ id, storedPaths: [] }),
-      quotas: NO_LIMITS,
+      quotas: this.defaults,
       source: 'config',
     };
   }
@@ -289,10 +310,29 @@ export class UserDirectory {
       disabled: record.disabled,
       createdAt: record.createdAt,
       workspacePaths: this.options.workspaces.pathsOf({ id: record.id, storedPaths: storedPathsOf(record) }),
-      quotas: { maxConcurrentRuns: record.maxConcurrentRuns, maxRunsPerDay: record.maxRunsPerDay, maxTokensPerDay: record.maxTokensPerDay },
+      quotas: this.quotasFrom(record),
       source: 'stored',
     };
   }
+
+  private get defaults(): Quotas {
+    return this.options.defaultQuotas ?? NO_LIMITS;
+  }
+
+  private quotasFrom(record: UserRecord): Quotas {
+    const own = (stored: number, fallback: number): number => (stored === QUOTA_UNSET ? fallback : stored);
+    const d = this.defaults;
+    return {
+      maxConcurrentRuns: own(record.maxConcurrentRuns, d.maxConcurrentRuns),
+      maxRunsPerDay: own(record.maxRunsPerDay, d.maxRunsPerDay),
+      maxTokensPerDay: own(record.maxTokensPerDay, d.maxTokensPerDay),
+    };
+  }
+}
+
+/** Quotas as stored: null (the default applies) becomes QUOTA_UNSET; those not given stay out. */
+function storedQuotas(quotas: QuotaChanges): Partial<Quotas> {
+  return Object.fromEntries(Object.entries(quotas).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v ?? QUOTA_UNSET]));
 }
 
 const storedPathsOf = (record: UserRecord): string[] => JSON.parse(record.workspacePaths) as string[];

@@ -51,6 +51,23 @@ describe('the run queue', () => {
     expect(await settled(ann2.slot)).toBe('admitted');
   });
 
+  it("holds each user to the limit their admission names, 0 being only the process's", async () => {
+    const queue = new RunQueue({ maxConcurrent: 5, maxPerUser: 2 });
+    // Ann has no limit of her own: three of hers run although the queue's default is two.
+    const free = [queue.admit('ann', undefined, 0), queue.admit('ann', undefined, 0), queue.admit('ann', undefined, 0)];
+    for (const admission of free) expect(await settled(admission.slot)).toBe('admitted');
+    // Bob's own limit is 1, below the default: his second waits.
+    const bob1 = queue.admit('bob', undefined, 1);
+    const bob2 = queue.admit('bob', undefined, 1);
+    expect(await settled(bob1.slot)).toBe('admitted');
+    expect(await settled(bob2.slot)).toBe('pending');
+    (await free[0]!.slot).release();
+    // A place of the process is free, but not one of Bob's.
+    expect(await settled(bob2.slot)).toBe('pending');
+    (await bob1.slot).release();
+    expect(await settled(bob2.slot)).toBe('admitted');
+  });
+
   it('drops a run cancelled while it waits, and lets the next one go', async () => {
     const queue = new RunQueue({ maxConcurrent: 1, maxPerUser: 1 });
     const running = queue.admit('ann');

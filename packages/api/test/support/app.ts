@@ -102,8 +102,11 @@ export interface Replicas {
 }
 
 export async function startReplicas(env: Record<string, string>): Promise<Replicas> {
-  const a = await createTestApp({ dialect: 'postgres', env });
-  const b = await createTestApp({ env, shareDatabaseOf: a });
+  const database = await createTestDatabase('postgres');
+  // DATABASE_URL as a deployment sets it: each replica's event bus then LISTENs on the database.
+  const shared = { DATABASE_URL: database.url, ...env };
+  const a = await createTestApp({ env: shared, database });
+  const b = await createTestApp({ env: shared, shareDatabaseOf: a });
   const addressA = await a.app.listen({ port: 0, host: '127.0.0.1' });
   const addressB = await b.app.listen({ port: 0, host: '127.0.0.1' });
   return {

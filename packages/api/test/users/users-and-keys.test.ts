@@ -64,7 +64,7 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
         id: 'root',
         role: 'admin',
         workspace: { paths: [t.workdir] },
-        quotas: { max_concurrent_runs: 0, max_runs_per_day: 0, max_tokens_per_day: 0 },
+        quotas: { max_concurrent_runs: 2, max_runs_per_day: 0, max_tokens_per_day: 0 },
         usage: { runs_today: 0, tokens_today: 0, running: 0 },
       },
     });
@@ -119,13 +119,13 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
       disabled: false,
       created_at: expect.stringMatching(/Z$/),
       workspace: { paths: [doraDir] },
-      quotas: { max_concurrent_runs: 0, max_runs_per_day: 5, max_tokens_per_day: 0 },
+      quotas: { max_concurrent_runs: 2, max_runs_per_day: 5, max_tokens_per_day: 0 },
       source: 'stored',
     });
     expect(await as(ROOT_KEY, 'POST', '/users', { id: 'dora' })).toEqual({ status: 409, body: { detail: 'User already exists' } });
     expect(await as(ROOT_KEY, 'POST', '/users', { id: 'bob' })).toEqual({ status: 409, body: { detail: 'User already exists' } });
     const patched = await as(ROOT_KEY, 'PATCH', '/users/dora', { role: 'admin', quotas: { max_tokens_per_day: 1000 } });
-    expect(patched.body).toMatchObject({ role: 'admin', quotas: { max_concurrent_runs: 0, max_runs_per_day: 5, max_tokens_per_day: 1000 } });
+    expect(patched.body).toMatchObject({ role: 'admin', quotas: { max_concurrent_runs: 2, max_runs_per_day: 5, max_tokens_per_day: 1000 } });
     expect((await as(ROOT_KEY, 'GET', '/users/dora')).body).toEqual(patched.body);
     expect((await as(ROOT_KEY, 'PATCH', '/users/bob', { disabled: true })).status).toBe(409);
   });

@@ -179,7 +179,8 @@ export const approvalGrants = pgTable(
 /**
  * Users stored in the database (TEAMS.md section 8); those of API_KEYS live in the setting only.
  * workspace_paths is a JSON list of absolute paths ('[]': the service's ALLOWED_PATHS). A quota of
- * 0 means no limit.
+ * 0 means no limit, -1 that the user has none of their own and the service's setting applies
+ * (QUOTA_UNSET in user-repository.ts).
  */
 export const users = pgTable('users', {
   id: varchar('id', { length: 64 }).primaryKey(),

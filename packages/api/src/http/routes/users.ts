@@ -7,6 +7,7 @@ import {
   KeyListResponse,
   KeyParams,
   MeResponse,
+  type QuotaChanges,
   UpdateUserRequest,
   UserKeyParams,
   UserListResponse,
@@ -18,7 +19,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { KeyRecord } from '../../db/user-repository.js';
 import { AdminOnlyError } from '../../users/errors.js';
-import type { Quotas, User, UserDirectory } from '../../users/user-directory.js';
+import type { QuotaChanges as UserQuotaChanges, Quotas, User, UserDirectory } from '../../users/user-directory.js';
 
 export interface UserRoutesOptions {
   users: UserDirectory;
@@ -28,7 +29,7 @@ const security = [{ ApiKey: [] }];
 
 const quotasOut = (q: Quotas) => ({ max_concurrent_runs: q.maxConcurrentRuns, max_runs_per_day: q.maxRunsPerDay, max_tokens_per_day: q.maxTokensPerDay });
 
-const quotasIn = (q: { max_concurrent_runs?: number | undefined; max_runs_per_day?: number | undefined; max_tokens_per_day?: number | undefined } | undefined): Partial<Quotas> => ({
+const quotasIn = (q: QuotaChanges | undefined): UserQuotaChanges => ({
   ...(q?.max_concurrent_runs === undefined ? {} : { maxConcurrentRuns: q.max_concurrent_runs }),
   ...(q?.max_runs_per_day === undefined ? {} : { maxRunsPerDay: q.max_runs_per_day }),
   ...(q?.max_tokens_per_day === undefined ? {} : { maxTokensPerDay: q.max_tokens_per_day }),
