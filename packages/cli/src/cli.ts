@@ -55,7 +55,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .addOption(new Option('--mode <mode>', 'permission mode (overrides MADA_MODE and cli.mode)').choices(PERMISSION_MODES))
     .option('--stream', 'stream progress as it happens (default)')
     .option('--no-stream', 'wait for the whole reply instead of streaming')
-    .option('--resume <session-id>', 'continue a stored session (see `mada sessions`)')
+    .option('--resume <session-id>', 'continue a stored session (its id or 8+ first characters; see `mada sessions`)')
     // As the default command, chat receives any word that is not a command: name it as such.
     .allowExcessArguments(true)
     .action(async (flags: ChatFlags, chat: Command) => {
@@ -89,7 +89,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('attach', "follow a run's events until it ends (Ctrl-C leaves; the run goes on)")
-    .argument('<run-id>', 'the run (see `mada runs`)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .option('--from-now', 'skip the events already sent; show only what comes next')
     .addOption(apiOption())
     .action(async (runId: string, flags: AttachFlags) => {
@@ -97,7 +97,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('cancel', 'stop a run and print how it ended')
-    .argument('<run-id>', 'the run (see `mada runs`)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .addOption(apiOption())
     .action(async (runId: string, flags: ServiceFlags) => {
       result.code = await cancelCommand(runId, flags, terminal);
@@ -111,7 +111,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('approve', 'let a waiting run go on with the call it asked about')
-    .argument('<id>', 'approval id (see `mada approvals`)')
+    .argument('<id>', 'approval id, or 8+ first characters of it (see `mada approvals`)')
     .option('--always', 'also stop asking for this in this working directory')
     .addOption(apiOption())
     .action(async (id: string, flags: DecideFlags) => {
@@ -119,7 +119,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('deny', 'refuse the call a waiting run asked about')
-    .argument('<id>', 'approval id (see `mada approvals`)')
+    .argument('<id>', 'approval id, or 8+ first characters of it (see `mada approvals`)')
     .argument('[message...]', 'why, for the agent to read')
     .addOption(apiOption())
     .action(async (id: string, message: string[], flags: DecideFlags) => {
@@ -152,7 +152,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
   keys
     .command('revoke')
     .description('refuse one of your keys from now on')
-    .argument('<id>', 'the key (see `mada keys`)')
+    .argument('<id>', 'the key, or 8+ first characters of its id (see `mada keys`)')
     .addOption(apiOption())
     .action(async (id: string, _flags: ServiceFlags, self: Command) => {
       result.code = await revokeKeyCommand(id, self.optsWithGlobals<ServiceFlags>(), terminal);
@@ -175,14 +175,14 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('diff', 'show what a run changed in its working directory')
-    .argument('<run-id>', 'the run (X-Run-Id of its response)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .addOption(apiOption())
     .action(async (runId: string, flags: ServiceFlags) => {
       result.code = await diffCommand(runId, flags, terminal);
     });
 
   command('revert', 'put back every file a run changed')
-    .argument('<run-id>', 'the run (X-Run-Id of its response)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .option('--force', 'also over files changed since the run')
     .addOption(apiOption())
     .action(async (runId: string, flags: RevertFlags) => {

@@ -162,6 +162,23 @@ describe('mada attach', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('mada: Run not found (404); it may have been deleted; `mada runs` lists yours\n');
   });
+
+  it('takes the first 8 characters of a run id, and says plainly when they name no run or too little', async () => {
+    readThenAnswer('Prefixes work.');
+    const run = await startRun('read the notes');
+    await waitForRun(run.id, ended);
+    const attached = await mada(['attach', run.id.slice(0, 8).toUpperCase()]);
+    expect(attached.code, attached.stderr).toBe(0);
+    expect(attached.stdout).toContain(`Run ${run.id} · agent task · succeeded`);
+    expect(attached.stdout).toContain('Prefixes work.');
+
+    const unknown = await mada(['diff', run.id.startsWith('0') ? 'ffffffff' : '00000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^mada: No run of yours has an id starting with (ffffffff|00000000); `mada runs` lists them\n$/);
+    const short = await mada(['revert', run.id.slice(0, 7)]);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toBe(`mada: ${run.id.slice(0, 7)} is too short for a run id; give at least 8 characters of it (\`mada runs\` lists them)\n`);
+  }, SLOW);
 });
 
 describe('mada cancel', () => {

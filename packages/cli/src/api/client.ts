@@ -191,9 +191,10 @@ export class ApiClient {
     return this.stream('/agents/stream', request, signal);
   }
 
-  listRuns(limit: number, status?: RunStatus): Promise<RunListResponse> {
+  listRuns(limit: number, status?: RunStatus, offset = 0): Promise<RunListResponse> {
     const filter = status === undefined ? '' : `&status=${status}`;
-    return this.call('GET', `/runs?limit=${limit}${filter}`, RunListResponse);
+    const from = offset === 0 ? '' : `&offset=${offset}`;
+    return this.call('GET', `/runs?limit=${limit}${filter}${from}`, RunListResponse);
   }
 
   run(id: string): Promise<RunResponse> {

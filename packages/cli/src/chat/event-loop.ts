@@ -42,7 +42,7 @@ export async function follow(
         progress.toolStarted(frame.tool, frame.args);
         break;
       case 'tool_done':
-        progress.toolDone(frame.tool, frame.result_summary);
+        progress.toolDone(frame.tool, frame.result_summary, frame.outcome);
         break;
       case 'thinking':
         if (frame.message !== '') progress.thinking(frame.message);

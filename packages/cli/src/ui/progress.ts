@@ -1,3 +1,4 @@
+import type { ToolOutcome } from '@mada/protocol';
 import ora, { type Ora } from 'ora';
 import type { Terminal } from './terminal.js';
 import { safeText } from './safe-text.js';
@@ -30,15 +31,20 @@ export class TurnProgress {
     else this.terminal.print(`→ ${label}`);
   }
 
-  toolDone(tool: string, summary: string): void {
+  /** `outcome` is left out by older services, whose calls all show as done. */
+  toolDone(tool: string, summary: string, outcome: ToolOutcome = 'ok'): void {
     const index = this.running.findIndex((entry) => entry.tool === tool);
     const label = index >= 0 ? this.running.splice(index, 1)[0]!.label : safeText(tool);
     const result = safeText(summary).replace(/\s+/g, ' ').trim() || 'done';
+    const ok = outcome === 'ok';
+    // The summary of a refusal or a denial already says so; a failure's may not.
+    const said = outcome === 'failed' && !/^error\b/i.test(result) ? `failed: ${result}` : result;
     if (!this.spinner) {
-      this.terminal.print(`✓ ${safeText(tool)}: ${result}`);
+      this.terminal.print(`${ok ? '✓' : '✗'} ${safeText(tool)}: ${said}`);
       return;
     }
-    this.spinner.stopAndPersist({ symbol: this.terminal.style('green', '✔'), text: `${label} ${this.terminal.style('dim', `· ${result}`)}` });
+    const symbol = ok ? this.terminal.style('green', '✔') : this.terminal.style('red', '✗');
+    this.spinner.stopAndPersist({ symbol, text: `${label} ${this.terminal.style('dim', `· ${said}`)}` });
     this.spinner.start(this.running.at(-1)?.label ?? 'Working…');
   }
 
