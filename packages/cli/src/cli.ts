@@ -9,6 +9,7 @@ import { diffCommand, revertCommand, type RevertFlags } from './commands/checkpo
 import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
 import { createKeyCommand, keysCommand, revokeKeyCommand, whoamiCommand, type CreateKeyFlags, type KeysFlags } from './commands/keys.js';
+import { runCommand, type RunFlags } from './commands/run.js';
 import { runsCommand, type RunsFlags } from './commands/runs.js';
 import type { ServiceFlags } from './commands/service.js';
 import { sessionsCommand, type SessionsFlags } from './commands/sessions.js';
@@ -62,6 +63,23 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
       const [unknown] = chat.args;
       if (unknown !== undefined) throw new UsageError(`unknown command '${unknown}'`, 'mada --help lists the commands');
       result.code = await chatCommand(flags, terminal);
+    });
+
+  command('run', 'one run for scripts: the answer on stdout, progress on stderr, exit 0 when it succeeded')
+    .argument('<prompt...>', 'what the agent should do')
+    .option('-d, --directory <path>', 'working directory for the agent (default: the current one)')
+    .addOption(apiOption())
+    .addOption(new Option('--agent <name>', 'agent to run').choices(AGENT_TYPES).default('task'))
+    .addOption(new Option('--mode <mode>', 'permission mode (overrides MADA_MODE and cli.mode)').choices(PERMISSION_MODES))
+    .option('--json', "print the run's events as JSON lines instead of the answer")
+    .addOption(
+      new Option('--on-ask <choice>', 'when a rule asks before a call: ask on the terminal, or deny it (default: ask when stdin is a terminal)').choices([
+        'ask',
+        'deny',
+      ]),
+    )
+    .action(async (words: string[], flags: RunFlags) => {
+      result.code = await runCommand(words, flags, terminal);
     });
 
   command('status', 'check the service and list its agents')

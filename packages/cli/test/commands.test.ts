@@ -33,7 +33,7 @@ describe('--version and --help', () => {
   it('lists every command in --help and exits 0', async () => {
     const result = await mada(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['chat', 'status', 'sessions', 'runs', 'attach', 'cancel', 'config', 'explore']) expect(result.stdout).toContain(command);
+    for (const command of ['chat', 'run', 'status', 'sessions', 'runs', 'attach', 'cancel', 'config', 'explore']) expect(result.stdout).toContain(command);
   });
 
   it('stops quietly when the reader of its output goes away first (mada --help | true)', () => {

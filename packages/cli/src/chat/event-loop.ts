@@ -55,11 +55,11 @@ export async function follow(
         break;
       case 'response':
         answer += frame.text;
-        progress.writing();
+        progress.text(frame.text);
         break;
       case 'chunk':
         answer += frame.data;
-        progress.writing();
+        progress.text(frame.data);
         break;
       case 'error':
         return { end: 'error', answer, message: errorText(frame) };

@@ -37,10 +37,13 @@ export async function attachCommand(runId: string, flags: AttachFlags, terminal:
   try {
     const events = followRun(client, run.id, { after: flags.fromNow ? run.last_event_id : 0, onReattach: reattaching });
     outcome = await follow(framesOf(events), progress, {}, run.id);
+  } catch (error) {
+    progress.live?.close();
+    throw error;
   } finally {
     progress.stop();
   }
-  if (outcome.answer.trim() !== '' || outcome.end === 'done') showAnswer(terminal, outcome.answer);
+  if (outcome.answer.trim() !== '' || outcome.end === 'done') showAnswer(terminal, outcome.answer, progress.live);
   if (outcome.end === 'error') throw new CliError(`The run ended with an error: ${outcome.message}`);
   if (outcome.end === 'closed') throw new CliError('The event stream ended before the run finished');
   return EXIT_OK;
