@@ -116,7 +116,7 @@ describe('mada sessions', () => {
     const first = await mada(['chat', '-a', service.url, '-d', service.workspace], {});
     const second = await mada(['chat', '-a', service.url, '--agent', 'plan'], {});
     expect([first.code, second.code]).toEqual([0, 0]);
-    const ids = [first, second].map((run) => /New session (\S+)/.exec(run.stdout)?.[1]);
+    const ids = [first, second].map((run) => /New session (\S+)/.exec(run.stdout)?.[1]?.slice(0, 8));
 
     const table = await mada(['sessions', '-a', service.url]);
     expect(table.code).toBe(0);

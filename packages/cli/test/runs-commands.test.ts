@@ -67,14 +67,16 @@ const ended = (run: RunResponse): boolean => run.ended_at !== null;
 describe('mada runs', () => {
   it('lists the caller runs newest first, filters by status, and prints JSON', async () => {
     readThenAnswer('Listed and done.');
-    const run = await startRun('list me please');
+    const run = await startRun(`list me please, ${'and then some more '.repeat(5)}`);
     await waitForRun(run.id, ended);
 
     const table = await mada(['runs']);
     expect(table.code).toBe(0);
     expect(table.stderr).toBe('');
-    const line = table.stdout.split('\n').find((text) => text.startsWith(run.id));
-    expect(line).toMatch(/succeeded\s+task\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+list me please$/);
+    // Short ids, and the prompt clipped: a line fits 80 columns (the width of a pipe).
+    const line = table.stdout.split('\n').find((text) => text.startsWith(`${run.id.slice(0, 8)} `));
+    expect(line).toMatch(/^[0-9a-f]{8} {2}succeeded\s+task\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+list me please, and then some .*…$/);
+    for (const text of table.stdout.trimEnd().split('\n')) expect([...text].length).toBeLessThanOrEqual(80);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+AGENT\s+CREATED\s+PROMPT$/);
 
     const cancelledOnly = await mada(['runs', '--status', 'cancelled']);

@@ -1,7 +1,7 @@
 import type { KeyResponse } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
-import { clip, printTable, when } from '../ui/table.js';
+import { clip, printTable, shortId, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { resolveKeyId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
@@ -57,7 +57,7 @@ export async function keysCommand(flags: KeysFlags, terminal: Terminal): Promise
   }
   const now = Date.now();
   const rows = keys.map((key) => [
-    key.id,
+    shortId(key.id),
     clip(key.name, 40),
     key.prefix,
     stateOf(key, now),
