@@ -112,7 +112,7 @@ describe('mada sessions', () => {
     }
   });
 
-  it('lists the sessions chats created, newest first, and as JSON', async () => {
+  it('lists the sessions chats created, newest first, and as JSON; resumes one by its first 8 characters', async () => {
     const first = await mada(['chat', '-a', service.url, '-d', service.workspace], {});
     const second = await mada(['chat', '-a', service.url, '--agent', 'plan'], {});
     expect([first.code, second.code]).toEqual([0, 0]);
@@ -124,11 +124,16 @@ describe('mada sessions', () => {
     expect(table.stdout.indexOf(ids[1]!)).toBeLessThan(table.stdout.indexOf(ids[0]!));
     expect(table.stdout).toMatch(new RegExp(`${ids[1]}\\s+plan\\s`));
 
+    const resumed = await mada(['chat', '--resume', ids[0]!, '-a', service.url], {});
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`^Resumed session ${ids[0]}[0-9a-f-]{28} · agent task`, 'm'));
+
     const json = await mada(['sessions', '--json', '--limit', '1', '-a', service.url]);
     const list = JSON.parse(json.stdout) as { conversations: { id: string; working_dir: string }[]; total: number };
     expect(list.conversations).toHaveLength(1);
     expect(list.total).toBeGreaterThanOrEqual(2);
-  });
+    // Five client processes: room for a loaded machine.
+  }, 60_000);
 });
 
 describe('API keys', () => {
