@@ -9,6 +9,7 @@ import { diffCommand, revertCommand, type RevertFlags } from './commands/checkpo
 import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
 import { createKeyCommand, keysCommand, revokeKeyCommand, whoamiCommand, type CreateKeyFlags, type KeysFlags } from './commands/keys.js';
+import { runCommand, type RunFlags } from './commands/run.js';
 import { runsCommand, type RunsFlags } from './commands/runs.js';
 import type { ServiceFlags } from './commands/service.js';
 import { sessionsCommand, type SessionsFlags } from './commands/sessions.js';
@@ -55,13 +56,30 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .addOption(new Option('--mode <mode>', 'permission mode (overrides MADA_MODE and cli.mode)').choices(PERMISSION_MODES))
     .option('--stream', 'stream progress as it happens (default)')
     .option('--no-stream', 'wait for the whole reply instead of streaming')
-    .option('--resume <session-id>', 'continue a stored session (see `mada sessions`)')
+    .option('--resume <session-id>', 'continue a stored session (its id or 8+ first characters; see `mada sessions`)')
     // As the default command, chat receives any word that is not a command: name it as such.
     .allowExcessArguments(true)
     .action(async (flags: ChatFlags, chat: Command) => {
       const [unknown] = chat.args;
       if (unknown !== undefined) throw new UsageError(`unknown command '${unknown}'`, 'mada --help lists the commands');
       result.code = await chatCommand(flags, terminal);
+    });
+
+  command('run', 'one run for scripts: the answer on stdout, progress on stderr, exit 0 when it succeeded')
+    .argument('<prompt...>', 'what the agent should do')
+    .option('-d, --directory <path>', 'working directory for the agent (default: the current one)')
+    .addOption(apiOption())
+    .addOption(new Option('--agent <name>', 'agent to run').choices(AGENT_TYPES).default('task'))
+    .addOption(new Option('--mode <mode>', 'permission mode (overrides MADA_MODE and cli.mode)').choices(PERMISSION_MODES))
+    .option('--json', "print the run's events as JSON lines instead of the answer")
+    .addOption(
+      new Option('--on-ask <choice>', 'when a rule asks before a call: ask on the terminal, or deny it (default: ask when stdin is a terminal)').choices([
+        'ask',
+        'deny',
+      ]),
+    )
+    .action(async (words: string[], flags: RunFlags) => {
+      result.code = await runCommand(words, flags, terminal);
     });
 
   command('status', 'check the service and list its agents')
@@ -89,7 +107,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('attach', "follow a run's events until it ends (Ctrl-C leaves; the run goes on)")
-    .argument('<run-id>', 'the run (see `mada runs`)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .option('--from-now', 'skip the events already sent; show only what comes next')
     .addOption(apiOption())
     .action(async (runId: string, flags: AttachFlags) => {
@@ -97,7 +115,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('cancel', 'stop a run and print how it ended')
-    .argument('<run-id>', 'the run (see `mada runs`)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .addOption(apiOption())
     .action(async (runId: string, flags: ServiceFlags) => {
       result.code = await cancelCommand(runId, flags, terminal);
@@ -111,7 +129,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('approve', 'let a waiting run go on with the call it asked about')
-    .argument('<id>', 'approval id (see `mada approvals`)')
+    .argument('<id>', 'approval id, or 8+ first characters of it (see `mada approvals`)')
     .option('--always', 'also stop asking for this in this working directory')
     .addOption(apiOption())
     .action(async (id: string, flags: DecideFlags) => {
@@ -119,7 +137,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('deny', 'refuse the call a waiting run asked about')
-    .argument('<id>', 'approval id (see `mada approvals`)')
+    .argument('<id>', 'approval id, or 8+ first characters of it (see `mada approvals`)')
     .argument('[message...]', 'why, for the agent to read')
     .addOption(apiOption())
     .action(async (id: string, message: string[], flags: DecideFlags) => {
@@ -152,7 +170,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
   keys
     .command('revoke')
     .description('refuse one of your keys from now on')
-    .argument('<id>', 'the key (see `mada keys`)')
+    .argument('<id>', 'the key, or 8+ first characters of its id (see `mada keys`)')
     .addOption(apiOption())
     .action(async (id: string, _flags: ServiceFlags, self: Command) => {
       result.code = await revokeKeyCommand(id, self.optsWithGlobals<ServiceFlags>(), terminal);
@@ -175,14 +193,14 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     });
 
   command('diff', 'show what a run changed in its working directory')
-    .argument('<run-id>', 'the run (X-Run-Id of its response)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .addOption(apiOption())
     .action(async (runId: string, flags: ServiceFlags) => {
       result.code = await diffCommand(runId, flags, terminal);
     });
 
   command('revert', 'put back every file a run changed')
-    .argument('<run-id>', 'the run (X-Run-Id of its response)')
+    .argument('<run-id>', 'the run, or 8+ first characters of its id (see `mada runs`)')
     .option('--force', 'also over files changed since the run')
     .addOption(apiOption())
     .action(async (runId: string, flags: RevertFlags) => {

@@ -55,6 +55,25 @@ describe('approvals in the client', () => {
     expect(existsSync(join(workspace, 'victim.txt'))).toBe(false);
   });
 
+  it('marks a call refused with n by a red ✗, not a ✔', async () => {
+    writeFileSync(join(workspace, 'spared.txt'), 'x');
+    running.model.push(rm('spared.txt'), scripted.text('Kept it.'));
+    const terminal = TmuxTerminal.start(cliCommand(['chat', '-a', running.service.url, '-d', workspace]), childEnv(tempDir('mada-cli-home-')), workspace);
+    terminals.push(terminal);
+    await terminal.waitFor(/mada \[default\] ›/);
+    terminal.type('remove spared.txt');
+    terminal.keys('Enter');
+    await terminal.waitFor('Allow? [y]es / [n]o / [a]lways');
+    terminal.type('n');
+    terminal.keys('Enter');
+    const screen = await terminal.waitFor(/Kept it\.[\s\S]*mada \[default\] ›/);
+    expect(screen).toContain('✗ bash rm spared.txt · Denied by the user');
+    expect(screen).not.toContain('✔ bash');
+    // tmux writes red as SGR 31, whatever form the program used, with a background reset that says nothing.
+    expect(terminal.coloured().replaceAll('\u001b[49m', '')).toContain('\u001b[31m✗');
+    expect(existsSync(join(workspace, 'spared.txt'))).toBe(true);
+  });
+
   it('takes the question back when the approval is answered from another terminal', async () => {
     writeFileSync(join(workspace, 'shared.txt'), 'x');
     running.model.push(rm('shared.txt'), scripted.text('Removed it.'));
@@ -66,7 +85,9 @@ describe('approvals in the client', () => {
     await terminal.waitFor('Allow? [y]es / [n]o / [a]lways');
     const listed = await until(() => mada(['approvals']), (r) => r.stdout.includes('rm shared.txt'));
     const id = /^([0-9a-f-]{36}) {2}bash: rm shared\.txt$/m.exec(listed.stdout)?.[1];
-    expect((await mada(['approve', id!])).code).toBe(0);
+    // The first 8 characters are enough, as `mada approvals` shows them.
+    const approved = await mada(['approve', id!.slice(0, 8)]);
+    expect(approved).toMatchObject({ code: 0, stdout: 'Approved: bash: rm shared.txt\n' });
     // No key pressed in the chat: it notices by itself and the run goes on to its answer.
     await terminal.waitFor(/Answered elsewhere \(or it expired\)\.[\s\S]*Removed it\.[\s\S]*mada \[default\] ›/);
     expect(existsSync(join(workspace, 'shared.txt'))).toBe(false);

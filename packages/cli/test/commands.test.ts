@@ -33,7 +33,7 @@ describe('--version and --help', () => {
   it('lists every command in --help and exits 0', async () => {
     const result = await mada(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['chat', 'status', 'sessions', 'runs', 'attach', 'cancel', 'config', 'explore']) expect(result.stdout).toContain(command);
+    for (const command of ['chat', 'run', 'status', 'sessions', 'runs', 'attach', 'cancel', 'config', 'explore']) expect(result.stdout).toContain(command);
   });
 
   it('stops quietly when the reader of its output goes away first (mada --help | true)', () => {
@@ -112,11 +112,11 @@ describe('mada sessions', () => {
     }
   });
 
-  it('lists the sessions chats created, newest first, and as JSON', async () => {
+  it('lists the sessions chats created, newest first, and as JSON; resumes one by its first 8 characters', async () => {
     const first = await mada(['chat', '-a', service.url, '-d', service.workspace], {});
     const second = await mada(['chat', '-a', service.url, '--agent', 'plan'], {});
     expect([first.code, second.code]).toEqual([0, 0]);
-    const ids = [first, second].map((run) => /New session (\S+)/.exec(run.stdout)?.[1]);
+    const ids = [first, second].map((run) => /New session (\S+)/.exec(run.stdout)?.[1]?.slice(0, 8));
 
     const table = await mada(['sessions', '-a', service.url]);
     expect(table.code).toBe(0);
@@ -124,11 +124,16 @@ describe('mada sessions', () => {
     expect(table.stdout.indexOf(ids[1]!)).toBeLessThan(table.stdout.indexOf(ids[0]!));
     expect(table.stdout).toMatch(new RegExp(`${ids[1]}\\s+plan\\s`));
 
+    const resumed = await mada(['chat', '--resume', ids[0]!, '-a', service.url], {});
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`^Resumed session ${ids[0]}[0-9a-f-]{28} · agent task`, 'm'));
+
     const json = await mada(['sessions', '--json', '--limit', '1', '-a', service.url]);
     const list = JSON.parse(json.stdout) as { conversations: { id: string; working_dir: string }[]; total: number };
     expect(list.conversations).toHaveLength(1);
     expect(list.total).toBeGreaterThanOrEqual(2);
-  });
+    // Five client processes: room for a loaded machine.
+  }, 60_000);
 });
 
 describe('API keys', () => {

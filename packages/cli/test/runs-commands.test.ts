@@ -67,14 +67,16 @@ const ended = (run: RunResponse): boolean => run.ended_at !== null;
 describe('mada runs', () => {
   it('lists the caller runs newest first, filters by status, and prints JSON', async () => {
     readThenAnswer('Listed and done.');
-    const run = await startRun('list me please');
+    const run = await startRun(`list me please, ${'and then some more '.repeat(5)}`);
     await waitForRun(run.id, ended);
 
     const table = await mada(['runs']);
     expect(table.code).toBe(0);
     expect(table.stderr).toBe('');
-    const line = table.stdout.split('\n').find((text) => text.startsWith(run.id));
-    expect(line).toMatch(/succeeded\s+task\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+list me please$/);
+    // Short ids, and the prompt clipped: a line fits 80 columns (the width of a pipe).
+    const line = table.stdout.split('\n').find((text) => text.startsWith(`${run.id.slice(0, 8)} `));
+    expect(line).toMatch(/^[0-9a-f]{8} {2}succeeded\s+task\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+list me please, and then some .*…$/);
+    for (const text of table.stdout.trimEnd().split('\n')) expect([...text].length).toBeLessThanOrEqual(80);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+AGENT\s+CREATED\s+PROMPT$/);
 
     const cancelledOnly = await mada(['runs', '--status', 'cancelled']);
@@ -162,6 +164,23 @@ describe('mada attach', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('mada: Run not found (404); it may have been deleted; `mada runs` lists yours\n');
   });
+
+  it('takes the first 8 characters of a run id, and says plainly when they name no run or too little', async () => {
+    readThenAnswer('Prefixes work.');
+    const run = await startRun('read the notes');
+    await waitForRun(run.id, ended);
+    const attached = await mada(['attach', run.id.slice(0, 8).toUpperCase()]);
+    expect(attached.code, attached.stderr).toBe(0);
+    expect(attached.stdout).toContain(`Run ${run.id} · agent task · succeeded`);
+    expect(attached.stdout).toContain('Prefixes work.');
+
+    const unknown = await mada(['diff', run.id.startsWith('0') ? 'ffffffff' : '00000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^mada: No run of yours has an id starting with (ffffffff|00000000); `mada runs` lists them\n$/);
+    const short = await mada(['revert', run.id.slice(0, 7)]);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toBe(`mada: ${run.id.slice(0, 7)} is too short for a run id; give at least 8 characters of it (\`mada runs\` lists them)\n`);
+  }, SLOW);
 });
 
 describe('mada cancel', () => {

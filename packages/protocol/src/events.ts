@@ -13,8 +13,16 @@ export const ToolStartEvent = z
   .meta({ id: 'ToolStartEvent' });
 export type ToolStartEvent = z.infer<typeof ToolStartEvent>;
 
+/**
+ * How a tool call ended: `ok`, `failed` (the tool, its arguments or its time ran out), `refused`
+ * (a rule, the mode, or a run that cannot wait for an approval) or `denied` (by the user, or the
+ * approval expired). This service always sends it; older ones did not, so it stays optional.
+ */
+export const ToolOutcome = z.enum(['ok', 'failed', 'refused', 'denied']).meta({ id: 'ToolOutcome' });
+export type ToolOutcome = z.infer<typeof ToolOutcome>;
+
 export const ToolDoneEvent = z
-  .object({ event: z.literal('tool_done'), tool: z.string(), result_summary: z.string() })
+  .object({ event: z.literal('tool_done'), tool: z.string(), result_summary: z.string(), outcome: ToolOutcome.optional() })
   .meta({ id: 'ToolDoneEvent' });
 export type ToolDoneEvent = z.infer<typeof ToolDoneEvent>;
 

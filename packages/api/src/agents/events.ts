@@ -1,4 +1,4 @@
-import type { ThinkingEvent, ToolDoneEvent, ToolStartEvent } from '@mada/protocol';
+import type { ThinkingEvent, ToolDoneEvent, ToolOutcome, ToolStartEvent } from '@mada/protocol';
 
 const SUMMARY_WIDTH = 80;
 
@@ -15,5 +15,10 @@ export function resultSummary(result: string): string {
 }
 
 export const toolStart = (tool: string, args: Record<string, unknown>): ToolStartEvent => ({ event: 'tool_start', tool, args });
-export const toolDone = (tool: string, result: string): ToolDoneEvent => ({ event: 'tool_done', tool, result_summary: resultSummary(result) });
+export const toolDone = (tool: string, result: string, outcome: ToolOutcome): ToolDoneEvent => ({
+  event: 'tool_done',
+  tool,
+  result_summary: resultSummary(result),
+  outcome,
+});
 export const thinking = (message: string): ThinkingEvent => ({ event: 'thinking', message });

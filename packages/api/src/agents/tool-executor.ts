@@ -1,4 +1,4 @@
-import type { AgentEvent, PermissionMode } from '@mada/protocol';
+import type { AgentEvent, PermissionMode, ToolOutcome } from '@mada/protocol';
 import { z } from 'zod';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
@@ -32,7 +32,7 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
   if (!tool) {
     const text = `Error: Unknown tool '${call.name}'. Available tools: ${[...context.tools.keys()].join(', ')}`;
     context.emit(toolStart(call.name, plainArgs(call.arguments)));
-    context.emit(toolDone(call.name, text));
+    context.emit(toolDone(call.name, text, 'failed'));
     return text;
   }
   const parsed = tool.parameters.safeParse(call.arguments);
@@ -40,21 +40,28 @@ export async function executeToolCall(call: ModelToolCall, context: ExecutionCon
     const reason = call.argumentsError ?? (parsed.success ? '' : describeIssues(parsed.error));
     const text = `Error: Invalid arguments for ${call.name}: ${reason}`;
     context.emit(toolStart(call.name, plainArgs(call.arguments)));
-    context.emit(toolDone(call.name, text));
+    context.emit(toolDone(call.name, text, 'failed'));
     return text;
   }
   context.emit(toolStart(call.name, tool.startArgs(parsed.data)));
   const clearance = await approvalClearance(tool, parsed.data, call, context);
-  const text = 'refusal' in clearance ? clearance.refusal : await runTool(tool, parsed.data, call, withScopes(context, clearance));
-  context.emit(toolDone(call.name, text));
+  const { text, outcome } =
+    'refusal' in clearance ? { text: clearance.refusal, outcome: clearance.outcome } : await runTool(tool, parsed.data, call, withScopes(context, clearance));
+  context.emit(toolDone(call.name, text, outcome));
   return text;
+}
+
+/** The text the model reads, and how the call ended for the `tool_done` event. */
+interface Ended {
+  text: string;
+  outcome: ToolOutcome;
 }
 
 /**
  * Refused with the text the model reads, or cleared: by a grant for `grantScope` when one answered,
  * and with `changeScope` when it was let change files there only.
  */
-type Clearance = { refusal: string } | Pick<ToolContext, 'grantScope' | 'changeScope'>;
+type Clearance = { refusal: string; outcome: 'refused' | 'denied' } | Pick<ToolContext, 'grantScope' | 'changeScope'>;
 
 const withScopes = (context: ExecutionContext, scopes: Pick<ToolContext, 'grantScope' | 'changeScope'>): ExecutionContext =>
   scopes.grantScope === undefined && scopes.changeScope === undefined ? context : { ...context, toolContext: { ...context.toolContext, ...scopes } };
@@ -76,11 +83,11 @@ async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCal
   const rules = rulesOf(toolContext);
   const scope = needsScope(policyCall, context.mode, rules) ? await callScope(call.name, args, toolContext, policyCall.changesFiles) : undefined;
   const decision = decide(policyCall, context.mode, rules, scope);
-  if (decision.action === 'deny') return { refusal: `Error: ${call.name} refused by ${decision.reasons.join('; ')}` };
+  if (decision.action === 'deny') return { refusal: `Error: ${call.name} refused by ${decision.reasons.join('; ')}`, outcome: 'refused' };
   const changeScope = decision.confined ? { changeScope: toolContext.workingDir } : {};
   if (decision.action === 'allow') return changeScope;
   const gate = toolContext.approval?.gate;
-  if (!gate) return { refusal: CANNOT_WAIT };
+  if (!gate) return { refusal: CANNOT_WAIT, outcome: 'refused' };
   const answer = await gate.ask(
     {
       tool: call.name,
@@ -91,11 +98,12 @@ async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCal
     },
     toolContext.signal,
   );
-  if (!answer.approved) return { refusal: answer.text };
+  // A run started with on_ask=deny is answered at once, by the service rather than by a person.
+  if (!answer.approved) return { refusal: answer.text, outcome: answer.text === CANNOT_WAIT ? 'refused' : 'denied' };
   return { ...changeScope, ...(answer.scope === undefined ? {} : { grantScope: answer.scope }) };
 }
 
-async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<string> {
+async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context: ExecutionContext): Promise<Ended> {
   if (tool.modifiesFiles) await context.toolContext.beforeModify?.();
   const deadline = withDeadline(context.toolContext.signal, context.timeoutSeconds * 1000);
   const signal = deadline.signal;
@@ -107,15 +115,15 @@ async function runTool(tool: Tool, params: unknown, call: ModelToolCall, context
     // Most tools stop on the signal and answer a failure rather than throw.
     if (signal.aborted && !context.toolContext.signal.aborted) log?.warn({ tool: call.name, timeout_seconds: context.timeoutSeconds }, 'tool call timed out');
     else log?.debug({ tool: call.name, success: result.success, duration_ms: took() }, 'tool call');
-    return renderForAgent(result);
+    return { text: renderForAgent(result), outcome: result.success ? 'ok' : 'failed' };
   } catch (error) {
     if (context.toolContext.signal.aborted) throw error;
     if (signal.aborted) {
       log?.warn({ tool: call.name, timeout_seconds: context.timeoutSeconds }, 'tool call timed out');
-      return `Error: ${call.name} timed out after ${context.timeoutSeconds}s`;
+      return { text: `Error: ${call.name} timed out after ${context.timeoutSeconds}s`, outcome: 'failed' };
     }
     log?.warn({ tool: call.name, err: error, duration_ms: took() }, 'tool call failed');
-    return `Error: ${call.name} failed: ${errorMessage(error)}`;
+    return { text: `Error: ${call.name} failed: ${errorMessage(error)}`, outcome: 'failed' };
   } finally {
     deadline.dispose();
   }

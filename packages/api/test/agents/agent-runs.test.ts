@@ -43,7 +43,7 @@ describe.each(['ollama', 'openai'] as const)('agent runs over the %s protocol', 
     const frames = await stream({ agent_type: 'explore', prompt: 'Find TypeScript files', mode: 'plan' });
     expect(frames).toEqual([
       { event: 'tool_start', tool: 'glob_files', args: { pattern: '**/*.ts' } },
-      { event: 'tool_done', tool: 'glob_files', result_summary: join(t.workdir, 'src/app.ts') },
+      { event: 'tool_done', tool: 'glob_files', result_summary: join(t.workdir, 'src/app.ts'), outcome: 'ok' },
       { event: 'chunk', data: 'The ' },
       { event: 'chunk', data: 'file is src/app.ts' },
       { event: 'done', mode: 'plan' },
@@ -56,7 +56,7 @@ describe.each(['ollama', 'openai'] as const)('agent runs over the %s protocol', 
     const frames = await stream({ agent_type: 'task', prompt: 'Where is answer defined?', mode: 'auto_accept' });
     expect(frames).toEqual([
       { event: 'tool_start', tool: 'grep_content', args: { pattern: 'answer' } },
-      { event: 'tool_done', tool: 'grep_content', result_summary: `${join(t.workdir, 'src/app.ts')}:1: export const answer = 42;` },
+      { event: 'tool_done', tool: 'grep_content', result_summary: `${join(t.workdir, 'src/app.ts')}:1: export const answer = 42;`, outcome: 'ok' },
       { event: 'response', text: 'Found ' },
       { event: 'response', text: 'it.' },
       { event: 'done', mode: 'auto_accept' },

@@ -32,7 +32,7 @@ describe('spawn_agent', () => {
     );
     const frames = await stream({ agent_type: 'task', prompt: 'Investigate config parsing', mode: 'plan' });
     expect(frames[0]).toEqual({ event: 'tool_start', tool: 'spawn_agent', args: { agent_type: 'explore', prompt: `${prompt.slice(0, 50)}...` } });
-    expect(frames[1]).toEqual({ event: 'tool_done', tool: 'spawn_agent', result_summary: 'Parsed in src/config.ts' });
+    expect(frames[1]).toEqual({ event: 'tool_done', tool: 'spawn_agent', result_summary: 'Parsed in src/config.ts', outcome: 'ok' });
     expect(model.requests[1]?.messages[0]?.content).toMatch(/^You are explore/);
     expect(model.requests[1]?.messages[1]?.content).toBe(prompt);
     expect(toolResult(2)).toBe('Parsed in src/config.ts');

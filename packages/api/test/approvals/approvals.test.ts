@@ -88,6 +88,7 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
       expires_at: approval.expires_at,
     });
     expect(frames.find((f) => f.event === 'approval_resolved')).toEqual({ event: 'approval_resolved', approval_id: approval.id, decision: 'approved' });
+    expect(frames.find((f) => f.event === 'tool_done')).toMatchObject({ tool: 'bash', outcome: 'ok' });
   });
 
   it('does not run a denied `npm install x`, and the agent reads the denial', async () => {
@@ -104,8 +105,15 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
     expect(lastToolResult(1)).toBe('Denied by the user: not on this machine');
     expect(existsSync(join(t.workdir, 'node_modules'))).toBe(false);
     expect(existsSync(join(t.workdir, 'package-lock.json'))).toBe(false);
-    const resolved = (await events(id)).find((f) => f.event === 'approval_resolved');
+    const frames = await events(id);
+    const resolved = frames.find((f) => f.event === 'approval_resolved');
     expect(resolved).toEqual({ event: 'approval_resolved', approval_id: approval.id, decision: 'denied', message: 'not on this machine' });
+    expect(frames.find((f) => f.event === 'tool_done')).toEqual({
+      event: 'tool_done',
+      tool: 'bash',
+      result_summary: 'Denied by the user: not on this machine',
+      outcome: 'denied',
+    });
   });
 
   it('denies an approval nobody answers in time', async () => {
@@ -141,6 +149,7 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
     const id = await startRun({ on_ask: 'deny' });
     expect((await ended(id)).status).toBe('succeeded');
     expect(lastToolResult(1)).toBe(CANNOT_WAIT);
+    expect((await events(id)).find((f) => f.event === 'tool_done')).toMatchObject({ result_summary: CANNOT_WAIT, outcome: 'refused' });
 
     model.push(bash('rm keep.txt'), scripted.text('could not either'));
     const blocking = await post('/agents/run', { agent_type: 'task', prompt: 'do it', working_dir: '.' });
@@ -211,6 +220,7 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
     const id = await startRun({ mode: 'auto_accept' });
     expect((await ended(id)).status).toBe('succeeded');
     for (let i = 1; i <= commands.length; i++) expect(lastToolResult(i)).toBe('Error: bash refused by approval rule bash "npm publish" (deny)');
+    expect((await events(id)).filter((f) => f.event === 'tool_done').map((f) => f.outcome)).toEqual(['refused', 'refused', 'refused']);
   });
 
   it('puts the approval events on the legacy /agents/stream too', async () => {

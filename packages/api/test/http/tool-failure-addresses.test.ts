@@ -55,7 +55,7 @@ describe('a tool failing on the service\'s own infrastructure', () => {
 
   it('hides the search engine\'s address from a keyed user, in tool_done and in what the model reads; the log keeps it', async () => {
     const { engine, toolDone, modelRead, response, log } = await searchAgainstRefusedEngine(KEYS, ALICE);
-    expect(toolDone).toEqual({ event: 'tool_done', tool: 'web_search', result_summary: 'Search request failed: connect ECONNREFUSED <internal address>' });
+    expect(toolDone).toEqual({ event: 'tool_done', tool: 'web_search', result_summary: 'Search request failed: connect ECONNREFUSED <internal address>', outcome: 'failed' });
     expect(modelRead).toBe('Search request failed: connect ECONNREFUSED <internal address>');
     expect(response).not.toContain(engine);
     expect(log).toContain(engine);

@@ -21,6 +21,7 @@ import {
   RunResponse,
   SaveMessagesResponse,
   type ConversationRunInput,
+  type StartRunInput,
   type RunStatus,
   type AgentRunRequest,
   type ApprovalStatus,
@@ -191,9 +192,10 @@ export class ApiClient {
     return this.stream('/agents/stream', request, signal);
   }
 
-  listRuns(limit: number, status?: RunStatus): Promise<RunListResponse> {
+  listRuns(limit: number, status?: RunStatus, offset = 0): Promise<RunListResponse> {
     const filter = status === undefined ? '' : `&status=${status}`;
-    return this.call('GET', `/runs?limit=${limit}${filter}`, RunListResponse);
+    const from = offset === 0 ? '' : `&offset=${offset}`;
+    return this.call('GET', `/runs?limit=${limit}${filter}${from}`, RunListResponse);
   }
 
   run(id: string): Promise<RunResponse> {
@@ -235,8 +237,16 @@ export class ApiClient {
    * know its id: the same request again under the same Idempotency-Key names it (or starts it, if
    * the first never arrived), and it is cancelled before the cancellation is passed on.
    */
-  async startConversationRun(id: string, request: ConversationRunInput, signal?: AbortSignal): Promise<RunResponse> {
-    const path = `/conversations/${encodeURIComponent(id)}/runs`;
+  startConversationRun(id: string, request: ConversationRunInput, signal?: AbortSignal): Promise<RunResponse> {
+    return this.startRunAt(`/conversations/${encodeURIComponent(id)}/runs`, request, signal);
+  }
+
+  /** A one-off run (`POST /runs`), started as startConversationRun starts a turn. */
+  startRun(request: StartRunInput, signal?: AbortSignal): Promise<RunResponse> {
+    return this.startRunAt('/runs', request, signal);
+  }
+
+  private async startRunAt(path: string, request: ConversationRunInput | StartRunInput, signal: AbortSignal | undefined): Promise<RunResponse> {
     const headers = { 'idempotency-key': randomUUID() };
     let run: RunResponse;
     try {
@@ -249,7 +259,7 @@ export class ApiClient {
     return run;
   }
 
-  private async stopUnseenRun(path: string, request: ConversationRunInput, headers: Record<string, string>): Promise<void> {
+  private async stopUnseenRun(path: string, request: ConversationRunInput | StartRunInput, headers: Record<string, string>): Promise<void> {
     try {
       const run = await this.call('POST', path, RunResponse, { body: request, headers });
       await this.cancelRun(run.id);

@@ -38,6 +38,8 @@ function explainStatus(error: ApiError): CliError {
     }
     case 404:
       if (detail === 'Run not found') return new CliError('Run not found (404)', 'it may have been deleted; `mada runs` lists yours');
+      if (detail === 'Approval not found') return new CliError('Approval not found (404)', '`mada approvals` lists the ones waiting for you');
+      if (detail === 'Key not found') return new CliError('Key not found (404)', '`mada keys` lists yours');
       return detail === 'Conversation not found'
         ? new CliError('Session not found (404)', 'it may have expired or been deleted; `mada sessions` lists the ones you have')
         : new CliError(`Not found: ${error.url} (404 ${detail})`, `is this a mada service? ${CHECK_URL}`);

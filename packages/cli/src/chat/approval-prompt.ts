@@ -86,7 +86,7 @@ export function approvalHandler(answer: ApprovalHandler): (event: TurnEvent) => 
   return async ({ frame, progress }) => {
     const parsed = ApprovalRequestedEvent.safeParse(frame);
     if (!parsed.success) return;
-    progress.stop();
+    progress.pause();
     try {
       await answer(parsed.data);
     } finally {

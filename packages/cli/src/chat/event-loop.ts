@@ -42,7 +42,7 @@ export async function follow(
         progress.toolStarted(frame.tool, frame.args);
         break;
       case 'tool_done':
-        progress.toolDone(frame.tool, frame.result_summary);
+        progress.toolDone(frame.tool, frame.result_summary, frame.outcome);
         break;
       case 'thinking':
         if (frame.message !== '') progress.thinking(frame.message);
@@ -55,11 +55,11 @@ export async function follow(
         break;
       case 'response':
         answer += frame.text;
-        progress.writing();
+        progress.text(frame.text);
         break;
       case 'chunk':
         answer += frame.data;
-        progress.writing();
+        progress.text(frame.data);
         break;
       case 'error':
         return { end: 'error', answer, message: errorText(frame) };

@@ -4,6 +4,7 @@ import { clearScreenDown, cursorTo } from 'node:readline';
 import type { ConversationResponse, PermissionMode } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
 import { lastRunCommand } from '../commands/checkpoints.js';
+import { resolveSessionId } from '../commands/id-prefix.js';
 import { RequestCancelledError } from '../api/errors.js';
 import { explainFailure } from '../api/explain.js';
 import { expandHome } from '../config/home.js';
@@ -128,7 +129,7 @@ export class Chat {
 
   private async resume(id: string): Promise<ChatSession> {
     const { client, start, terminal, title } = this.options;
-    const conversation = await client.conversation(id);
+    const conversation = await client.conversation(await resolveSessionId(client, id));
     // The agent and the directory belong to the conversation; the service uses its own.
     const session: ChatSession = {
       conversationId: conversation.id,

@@ -2,6 +2,7 @@ import type { RunResponse } from '@mada/protocol';
 import type { ApiClient, Frames } from '../api/client.js';
 import { ApiError, RequestCancelledError } from '../api/errors.js';
 import { followRun } from '../stream/run-follower.js';
+import type { LiveText } from '../ui/live-text.js';
 import { TurnProgress } from '../ui/progress.js';
 import type { Terminal } from '../ui/terminal.js';
 import { follow, framesOf, type TurnEventHandlers } from './event-loop.js';
@@ -21,11 +22,16 @@ function isMissingRoute(error: unknown): boolean {
   return error instanceof ApiError && (error.status === 405 || (error.status === 404 && error.detail !== 'Conversation not found'));
 }
 
-async function withProgress<T>(context: TurnContext, work: (progress: TurnProgress) => Promise<T>): Promise<T> {
+/** The work's result, and the answer text it has shown so far (for showAnswer to finish). */
+async function withProgress<T>(context: TurnContext, work: (progress: TurnProgress) => Promise<T>): Promise<{ result: T; live: LiveText | undefined }> {
   const progress = new TurnProgress(context.terminal, context.session.workingDir);
   progress.start();
   try {
-    return await work(progress);
+    return { result: await work(progress), live: progress.live };
+  } catch (error) {
+    // What was being written ends its line before the failure is told.
+    progress.live?.close();
+    throw error;
   } finally {
     progress.stop();
   }
@@ -35,9 +41,9 @@ async function withProgress<T>(context: TurnContext, work: (progress: TurnProgre
 async function agentStreamTurn(context: TurnContext, text: string): Promise<void> {
   const { client, session, terminal, signal } = context;
   const request = { agent_type: session.agentType, prompt: text, working_dir: session.workingDir, mode: session.mode };
-  const outcome = await withProgress(context, async (progress) => follow(await client.streamAgent(request, signal), progress, context.handlers));
-  if (outcome.end !== 'done') unfinished(terminal, outcome);
-  showAnswer(terminal, outcome.answer);
+  const { result: outcome, live } = await withProgress(context, async (progress) => follow(await client.streamAgent(request, signal), progress, context.handlers));
+  if (outcome.end !== 'done') unfinished(terminal, outcome, live);
+  showAnswer(terminal, outcome.answer, live);
   const saved = await client.saveMessages(session.conversationId, { user_content: text, assistant_content: outcome.answer }, signal);
   showFooter(terminal, saved.total_tokens, false);
 }
@@ -45,7 +51,7 @@ async function agentStreamTurn(context: TurnContext, text: string): Promise<void
 /** The streamed turn: the service stores both messages and the conversation keeps its memory. */
 async function turnStreamTurn(context: TurnContext, text: string): Promise<void> {
   const { client, session, terminal, signal } = context;
-  const outcome = await withProgress(context, async (progress) => {
+  const { result: outcome, live } = await withProgress(context, async (progress) => {
     let frames: Frames;
     try {
       frames = await client.streamTurn(session.conversationId, { content: text, mode: session.mode }, signal);
@@ -60,13 +66,13 @@ async function turnStreamTurn(context: TurnContext, text: string): Promise<void>
     terminal.notice('This service has no streamed turns; using /agents/stream and saving each reply with /save.');
     return agentStreamTurn(context, text);
   }
-  if (outcome.end !== 'done') unfinished(terminal, outcome);
-  showAnswer(terminal, outcome.answer);
+  if (outcome.end !== 'done') unfinished(terminal, outcome, live);
+  showAnswer(terminal, outcome.answer, live);
   showFooter(terminal, outcome.totalTokens, outcome.summarized);
 }
 
 /** Ctrl-C during a stored run: the run is stopped on the service, not merely left behind. */
-async function cancelQuietly(client: ApiClient, runId: string): Promise<void> {
+export async function cancelQuietly(client: ApiClient, runId: string): Promise<void> {
   try {
     await client.cancelRun(runId);
   } catch (error) {
@@ -93,16 +99,17 @@ async function runTurnOverRuns(context: TurnContext, text: string): Promise<void
   session.lastRunId = run.id;
   const reattaching = (): void => terminal.notice('The connection dropped; reattaching to the run…');
   let outcome;
+  let live;
   try {
-    outcome = await withProgress(context, (progress) =>
+    ({ result: outcome, live } = await withProgress(context, (progress) =>
       follow(framesOf(followRun(client, run.id, { signal, onReattach: reattaching })), progress, context.handlers, run.id),
-    );
+    ));
   } catch (error) {
     if (error instanceof RequestCancelledError) await cancelQuietly(client, run.id);
     throw error;
   }
-  if (outcome.end !== 'done') unfinished(terminal, outcome);
-  showAnswer(terminal, outcome.answer);
+  if (outcome.end !== 'done') unfinished(terminal, outcome, live);
+  showAnswer(terminal, outcome.answer, live);
   showFooter(terminal, outcome.totalTokens, outcome.summarized);
 }
 
@@ -123,7 +130,7 @@ export function runTurn(context: TurnContext, text: string): Promise<void> {
 /** Without streaming: one blocking call; only a spinner shows that something is happening. */
 async function messagesTurn(context: TurnContext, text: string): Promise<void> {
   const { client, session, terminal, signal } = context;
-  const reply = await withProgress(context, () => client.addMessage(session.conversationId, { content: text, mode: session.mode }, signal));
+  const { result: reply } = await withProgress(context, () => client.addMessage(session.conversationId, { content: text, mode: session.mode }, signal));
   showAnswer(terminal, reply.assistant_message.content);
   showFooter(terminal, reply.total_tokens, reply.summarized);
 }

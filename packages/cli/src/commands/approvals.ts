@@ -4,6 +4,7 @@ import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
 import { safeText } from '../ui/safe-text.js';
 import type { Terminal } from '../ui/terminal.js';
+import { resolveApprovalId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
 export interface ApprovalsFlags extends ServiceFlags {
@@ -36,7 +37,9 @@ export async function approvalsCommand(flags: ApprovalsFlags, terminal: Terminal
 
 async function decide(id: string, decision: ApprovalDecision, message: string | undefined, flags: ServiceFlags, terminal: Terminal): Promise<number> {
   const { values } = resolveSettings(apiFlag(flags));
-  const decided: ApprovalResponse = await clientFor(values).decideApproval(id, { decision, ...(message ? { message } : {}) });
+  const client = clientFor(values);
+  const approvalId = await resolveApprovalId(client, id);
+  const decided: ApprovalResponse = await client.decideApproval(approvalId, { decision, ...(message ? { message } : {}) });
   terminal.print(`${decided.status === 'approved' ? 'Approved' : 'Denied'}: ${describeCall(decided)}`);
   return EXIT_OK;
 }

@@ -6,6 +6,7 @@ import { CliError, EXIT_OK } from '../errors.js';
 import { followRun } from '../stream/run-follower.js';
 import { TurnProgress } from '../ui/progress.js';
 import type { Terminal } from '../ui/terminal.js';
+import { resolveRunId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
 export interface AttachFlags extends ServiceFlags {
@@ -23,7 +24,7 @@ export const hasEnded = (run: RunResponse): boolean => !ACTIVE.has(run.status);
 export async function attachCommand(runId: string, flags: AttachFlags, terminal: Terminal): Promise<number> {
   const { values } = resolveSettings(apiFlag(flags));
   const client = clientFor(values);
-  const run = await client.run(runId);
+  const run = await client.run(await resolveRunId(client, runId));
   terminal.print(terminal.style('dim', `Run ${run.id} · agent ${run.agent_type} · ${run.status} · ${run.working_dir}`));
   if (flags.fromNow && hasEnded(run)) {
     terminal.print(`The run has already ended: ${run.status}${run.error ? ` (${run.error})` : ''}`);
@@ -36,10 +37,13 @@ export async function attachCommand(runId: string, flags: AttachFlags, terminal:
   try {
     const events = followRun(client, run.id, { after: flags.fromNow ? run.last_event_id : 0, onReattach: reattaching });
     outcome = await follow(framesOf(events), progress, {}, run.id);
+  } catch (error) {
+    progress.live?.close();
+    throw error;
   } finally {
     progress.stop();
   }
-  if (outcome.answer.trim() !== '' || outcome.end === 'done') showAnswer(terminal, outcome.answer);
+  if (outcome.answer.trim() !== '' || outcome.end === 'done') showAnswer(terminal, outcome.answer, progress.live);
   if (outcome.end === 'error') throw new CliError(`The run ended with an error: ${outcome.message}`);
   if (outcome.end === 'closed') throw new CliError('The event stream ended before the run finished');
   return EXIT_OK;

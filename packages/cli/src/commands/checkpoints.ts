@@ -4,6 +4,7 @@ import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
 import { safeText } from '../ui/safe-text.js';
 import type { Terminal } from '../ui/terminal.js';
+import { resolveRunId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
 export interface RevertFlags extends ServiceFlags {
@@ -39,14 +40,16 @@ export function printReverted(reverted: readonly string[], terminal: Terminal): 
 /** `mada diff <run-id>`. */
 export async function diffCommand(runId: string, flags: ServiceFlags, terminal: Terminal): Promise<number> {
   const { values } = resolveSettings(apiFlag(flags));
-  printChanges(await clientFor(values).runChanges(runId), terminal);
+  const client = clientFor(values);
+  printChanges(await client.runChanges(await resolveRunId(client, runId)), terminal);
   return EXIT_OK;
 }
 
 /** `mada revert <run-id> [--force]`. */
 export async function revertCommand(runId: string, flags: RevertFlags, terminal: Terminal): Promise<number> {
   const { values } = resolveSettings(apiFlag(flags));
-  printReverted((await clientFor(values).revertRun(runId, flags.force ?? false)).reverted, terminal);
+  const client = clientFor(values);
+  printReverted((await client.revertRun(await resolveRunId(client, runId), flags.force ?? false)).reverted, terminal);
   return EXIT_OK;
 }
 

@@ -1,8 +1,9 @@
 import type { KeyResponse } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
-import { clip, printTable, when } from '../ui/table.js';
+import { clip, printTable, shortId, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
+import { resolveKeyId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
 export interface KeysFlags extends ServiceFlags {
@@ -56,7 +57,7 @@ export async function keysCommand(flags: KeysFlags, terminal: Terminal): Promise
   }
   const now = Date.now();
   const rows = keys.map((key) => [
-    key.id,
+    shortId(key.id),
     clip(key.name, 40),
     key.prefix,
     stateOf(key, now),
@@ -80,7 +81,9 @@ export async function createKeyCommand(name: string, flags: CreateKeyFlags, term
 /** `mada keys revoke <id>`: the key is refused from then on. */
 export async function revokeKeyCommand(id: string, flags: ServiceFlags, terminal: Terminal): Promise<number> {
   const { values } = resolveSettings(apiFlag(flags));
-  await clientFor(values).revokeKey(id);
-  terminal.print(`Key ${id} revoked.`);
+  const client = clientFor(values);
+  const keyId = await resolveKeyId(client, id);
+  await client.revokeKey(keyId);
+  terminal.print(`Key ${keyId} revoked.`);
   return EXIT_OK;
 }

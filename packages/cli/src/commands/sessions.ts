@@ -1,7 +1,7 @@
 import type { ConversationResponse } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
-import { printTable, when } from '../ui/table.js';
+import { clip, printTable, shortId, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
@@ -10,14 +10,14 @@ export interface SessionsFlags extends ServiceFlags {
   limit: number;
 }
 
-function row(conversation: ConversationResponse, titleWidth: number): string[] {
+function row(conversation: ConversationResponse): string[] {
   const title = conversation.title ?? '(untitled)';
   return [
-    conversation.id,
+    shortId(conversation.id),
     conversation.agent_type,
     when(conversation.updated_at ?? conversation.created_at),
     String(conversation.total_tokens),
-    title.length > titleWidth ? `${title.slice(0, titleWidth - 1)}…` : title,
+    clip(title, 200),
   ];
 }
 
@@ -33,8 +33,7 @@ export async function sessionsCommand(flags: SessionsFlags, terminal: Terminal):
     terminal.print('No sessions yet. Start one with: mada chat');
     return EXIT_OK;
   }
-  const titleWidth = Math.max(20, terminal.columns - 90);
-  printTable([['ID', 'AGENT', 'UPDATED', 'TOKENS', 'TITLE'], ...list.conversations.map((c) => row(c, titleWidth))], terminal, new Set([3]));
+  printTable([['ID', 'AGENT', 'UPDATED', 'TOKENS', 'TITLE'], ...list.conversations.map(row)], terminal, new Set([3]), true);
   terminal.print(terminal.style('dim', `${list.conversations.length} of ${list.total} · resume one with: mada chat --resume <id>`));
   return EXIT_OK;
 }

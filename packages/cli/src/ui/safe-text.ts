@@ -146,9 +146,9 @@ export function exactText(text: string): string {
  * written as \u escapes (JSON.stringify already does so for C0), so printing it to a terminal is
  * safe and parsing it gives back the same strings.
  */
-export function safeJson(value: unknown): string {
+export function safeJson(value: unknown, indent = 2): string {
   // Per UTF-16 unit: a tag character beyond the BMP is written as its surrogate pair.
   const escape = (char: string): string =>
     Array.from({ length: char.length }, (_, unit) => `\\u${char.charCodeAt(unit).toString(16).padStart(4, '0')}`).join('');
-  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu, escape);
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu, escape);
 }

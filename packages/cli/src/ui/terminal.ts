@@ -1,3 +1,4 @@
+import { clearScreenDown, cursorTo, moveCursor } from 'node:readline';
 import { styleText } from 'node:util';
 import { safeJson, safeOutput, safeText } from './safe-text.js';
 
@@ -23,6 +24,12 @@ export class Terminal {
     const noColor = noColorRequested(streams.env);
     this.rich = Boolean(streams.stdout.isTTY) && !noColor;
     this.richErrors = Boolean(streams.stderr.isTTY) && !noColor;
+  }
+
+  /** The same terminal writing everything to stderr: progress that must stay out of a script's stdout (`mada run`). */
+  toStderr(): Terminal {
+    const { stderr, env } = this.streams;
+    return new Terminal({ stdout: stderr, stderr, env });
   }
 
   get stdout(): NodeJS.WritableStream {
@@ -55,9 +62,27 @@ export class Terminal {
     this.streams.stdout.write(`${safeOutput(text)}\n`);
   }
 
+  /** Text without a line end, as it arrives (the answer being written); the same guard as print. */
+  write(text: string): void {
+    this.streams.stdout.write(safeOutput(text));
+  }
+
+  /** Takes back the last `rows` rows, the cursor's own included: for text about to be shown again, rendered. */
+  eraseRowsBack(rows: number): void {
+    const out = this.streams.stdout;
+    cursorTo(out, 0);
+    if (rows > 1) moveCursor(out, 0, -(rows - 1));
+    clearScreenDown(out);
+  }
+
   /** A value for scripts (`--json`): exact, and safe to show on a terminal. */
   printJson(value: unknown): void {
     this.streams.stdout.write(`${safeJson(value)}\n`);
+  }
+
+  /** One value as one line of JSON (JSON Lines), for a stream of values. */
+  printJsonLine(value: unknown): void {
+    this.streams.stdout.write(`${safeJson(value, 0)}\n`);
   }
 
   /** A failure as one line: what went wrong, then what to do about it. Both may quote the service. */
