@@ -30,7 +30,7 @@ describe('mada whoami and mada keys', () => {
   it('says who the key acts as', async () => {
     const alice = await mada(['whoami']);
     expect(alice.code, alice.stderr).toBe(0);
-    expect(alice.stdout).toMatch(/^alice \(member\)\nworkspace: \/.*\ntoday \(UTC\): 0 runs, 0 tokens; running now: 0\nquotas: runs a day no limit; tokens a day no limit; runs at once no limit$/m);
+    expect(alice.stdout).toMatch(/^alice \(member\)\nworkspace: \/.*\ntoday \(UTC\): 0 runs, 0 tokens; running now: 0\nquotas: runs a day no limit; tokens a day no limit; runs at once at most 2$/m);
     const root = await mada(['whoami', '--json'], ROOT_KEY);
     expect(JSON.parse(root.stdout)).toMatchObject({ id: 'root', role: 'admin' });
   });

@@ -4,7 +4,7 @@ import type { RunHead } from '../db/run-repository.js';
 import { ACTIVE_RUN_STATUSES } from '../db/run-repository.js';
 import { NotFoundError } from '../errors.js';
 import { errorMessage } from '../util/error-message.js';
-import { resolveReal, type PathSandbox } from '../tools/sandbox/paths.js';
+import type { PathSandbox } from '../tools/sandbox/paths.js';
 import { detectSandbox, isAvailable, SandboxProbes } from '../tools/sandbox/launcher.js';
 import { changedPaths, describeChanges, type Changes } from './changes.js';
 import {
@@ -237,7 +237,12 @@ export class CheckpointService {
     return { repo, refs };
   }
 
-  /** OutsideWorkspaceError unless the run's working directory is still inside its owner's workspace. */
+  /**
+   * OutsideWorkspaceError unless the run's working directory is still inside its owner's
+   * workspace. Compared as stored (resolved when the run was created), not resolved again: what
+   * the path leads to now is the pin's business (working-dir-pin.ts), which refuses a swapped
+   * directory with its own reason; this check is about the owner's paths having changed.
+   */
   private async confine(run: RunHead): Promise<void> {
     if (!this.options.workspaces) return;
     let workspace: PathSandbox;
@@ -248,13 +253,7 @@ export class CheckpointService {
       if (error instanceof NotFoundError) throw new OutsideWorkspaceError(run.workingDir);
       throw error;
     }
-    let real: string;
-    try {
-      real = resolveReal(run.workingDir);
-    } catch {
-      throw new OutsideWorkspaceError(run.workingDir);
-    }
-    if (!workspace.contains(real)) throw new OutsideWorkspaceError(run.workingDir);
+    if (!workspace.contains(run.workingDir)) throw new OutsideWorkspaceError(run.workingDir);
   }
 
   private repoFor(workingDir: string): ShadowRepo {

@@ -64,6 +64,8 @@ describe('confinement by agent and mode', () => {
   }
   /** Every tool result the model read in `request`, by the call it answers, in order. */
   const toolResults = (request: RecordedRequest | undefined) => (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => m.content);
+  const changedPaths = (before: Record<string, string>, after: Record<string, string>): string[] =>
+    [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((path) => before[path] !== after[path]).sort();
   /** What must not change: the working tree with its .git, the directory outside, the canaries. */
   const world = () => ({ repo: treeFingerprint(repo.root), outside: treeFingerprint(repo.outside), canaries: repo.canaries.filter((c) => existsSync(c)) });
 
@@ -86,7 +88,11 @@ describe('confinement by agent and mode', () => {
       expect(model.requests).toHaveLength(turns.length);
       for (const request of model.requests) expect(request.tools.map((tool) => tool.name).sort()).toEqual(tools);
 
-      expect(world()).toEqual(before);
+      const after = world();
+      // Named first, so that a failure says which paths changed, not only that the trees differ.
+      expect(changedPaths(before.repo, after.repo)).toEqual([]);
+      expect(changedPaths(before.outside, after.outside)).toEqual([]);
+      expect(after).toEqual(before);
       const results = toolResults(model.requests.at(-1));
       expect(results).toHaveLength(hostile.length + TEXT_FORMS.length + benign.length);
       const offered = new Set(tools);

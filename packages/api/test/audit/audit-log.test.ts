@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { SYSTEM_ACTOR } from '../../src/db/audit-repository.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -49,7 +52,10 @@ describe.each(DIALECTS)('the audit log on %s', (dialect) => {
   afterAll(() => t?.close());
 
   it('records who made, changed and keyed a user, with nothing of the key in it', async () => {
-    expect((await as(ROOT_KEY, 'POST', '/users', { id: 'alice', workspace_paths: [t.workdir] })).status).toBe(201);
+    // A directory of her own: root, a user of API_KEYS, has ALLOWED_PATHS, which no one else may share.
+    const aliceDir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-audit-alice-')));
+    onTestFinished(() => rmSync(aliceDir, { recursive: true, force: true }));
+    expect((await as(ROOT_KEY, 'POST', '/users', { id: 'alice', workspace_paths: [aliceDir] })).status).toBe(201);
     // A user that exists already changes nothing, so nothing is recorded.
     expect((await as(ROOT_KEY, 'POST', '/users', { id: 'alice' })).status).toBe(409);
     const made = await as(ROOT_KEY, 'POST', '/users/alice/keys', { name: 'laptop' });
@@ -69,7 +75,7 @@ describe.each(DIALECTS)('the audit log on %s', (dialect) => {
       [5, 'alice', 'key.revoked', `key:${own.body.id as string}`],
       [6, 'root', 'user.updated', 'user:alice'],
     ]);
-    expect(log[1]!.detail).toMatchObject({ user: 'alice', role: 'member', workspace_paths: [t.workdir] });
+    expect(log[1]!.detail).toMatchObject({ user: 'alice', role: 'member', workspace_paths: [expect.stringContaining('mada-audit-alice-')] });
     expect(log[2]!.detail).toEqual({ user: 'alice', name: 'laptop', prefix: aliceKey.slice(0, 12), expires_at: null });
     expect(log[5]!.detail).toEqual({ disabled: true });
     const text = JSON.stringify(log);
