@@ -11,7 +11,8 @@ import { buildConsole, launchChromium, phonePage, PHONE, seriousViolations } fro
 /**
  * The console in a real browser (the system's headless Chromium) against the real service on
  * loopback and the scripted model: sign in with a stored key, see a run's approval arrive in the
- * Inbox at phone size, approve it, and the run does what it asked.
+ * Inbox at phone size, approve it, and the run does what it asked; follow a run on its page
+ * across a reload and cancel it.
  */
 
 const ADMIN_KEY = 'root-key-7f3a9c20e4b1';
@@ -31,6 +32,19 @@ describe('the console in a browser', () => {
     });
     return (await response.json()) as Record<string, unknown>;
   };
+
+  /** A fresh stored user (vitest retries a test once), signed in on a new phone-size page. */
+  async function signedIn(): Promise<Awaited<ReturnType<typeof phonePage>> & { key: string }> {
+    const user = `alice-${randomUUID().slice(0, 8)}`;
+    await api('POST', '/users', { id: user });
+    const key = (await api('POST', `/users/${user}/keys`, { name: 'phone' })).key as string;
+    const opened = await phonePage(browser);
+    await opened.page.goto(`${address}/app/`);
+    await opened.page.getByLabel('API key').fill(key);
+    await opened.page.getByRole('button', { name: 'Sign in' }).click();
+    await opened.page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    return { ...opened, key };
+  }
 
   beforeAll(async () => {
     consoleDir = buildConsole();
@@ -106,5 +120,40 @@ describe('the console in a browser', () => {
 
     expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
     expect(cspViolations).toEqual([]);
+  }, 60_000);
+
+  it('streams a run on its page, shows each event once after a reload, and cancels it', async () => {
+    const { page, key, requested } = await signedIn();
+    writeFileSync(join(t.workdir, 'kept.txt'), 'stay\n');
+    model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'rm kept.txt' } }), scripted.text('Removed it.'));
+    const run = await api('POST', '/runs', { agent_type: 'task', prompt: 'delete kept.txt', working_dir: t.workdir }, key);
+
+    await page.getByRole('link', { name: 'Runs' }).click();
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    const link = page.getByRole('link', { name: /delete kept\.txt/ });
+    await link.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await link.click();
+    expect(new URL(page.url()).pathname).toBe(`/app/runs/${run.id as string}`);
+    const asked = page.getByText('Approval asked: bash: rm kept.txt');
+    await asked.waitFor({ timeout: 10_000 });
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A reload replays the stored events: the same ones, each once.
+    const before = await page.locator('ol.events > li').evaluateAll((items) => items.map((item) => item.getAttribute('data-event-id')));
+    await page.reload();
+    await asked.waitFor();
+    const after = await page.locator('ol.events > li').evaluateAll((items) => items.map((item) => item.getAttribute('data-event-id')));
+    expect(after).toEqual(before);
+    expect(new Set(after).size).toBe(after.length);
+    const stored = await api('GET', `/runs/${run.id as string}`, undefined, key);
+    expect(after.map(Number)).toEqual(Array.from({ length: stored.last_event_id as number }, (_, index) => index + 1));
+
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    const ended = await until(() => api('GET', `/runs/${run.id as string}`, undefined, key), (r) => r.status === 'cancelled', 'the run to be cancelled');
+    expect(ended.status).toBe('cancelled');
+    await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
+    expect(existsSync(join(t.workdir, 'kept.txt'))).toBe(true);
+    expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
   }, 60_000);
 });
