@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { RunEvent, RunResponse } from '@mada/protocol';
 import { describeCall } from '@mada/protocol/browser';
 import { api, ApiError } from './api.js';
@@ -16,9 +16,12 @@ interface Numbered {
  * both. EventSource sends Last-Event-ID when it reconnects, and events are kept by id, so a
  * dropped connection shows each event once.
  */
-function useRunEvents(runId: string): { events: Numbered[]; ended: boolean } {
+function useRunEvents(runId: string, onEvent: () => void): { events: Numbered[]; ended: boolean } {
   const [events, setEvents] = useState<Numbered[]>([]);
   const [ended, setEnded] = useState(false);
+  // A new callback each render must not reopen the stream: the stream calls the latest one.
+  const latest = useRef(onEvent);
+  latest.current = onEvent;
   useEffect(() => {
     setEvents([]);
     setEnded(false);
@@ -27,6 +30,7 @@ function useRunEvents(runId: string): { events: Numbered[]; ended: boolean } {
       const id = Number(message.lastEventId);
       const event = JSON.parse(message.data) as RunEvent;
       setEvents((seen) => (seen.length > 0 && seen[seen.length - 1]!.id >= id ? seen : [...seen, { id, event }]));
+      latest.current();
       // The service closes the stream after the last event; EventSource would open it again.
       if (event.event === 'done' || event.event === 'error') {
         source.close();
@@ -89,9 +93,10 @@ export function RunPage({ runId }: { runId: string }) {
   const run = useQuery({
     queryKey: ['run', runId],
     queryFn: () => api<RunResponse>('GET', `/runs/${encodeURIComponent(runId)}`),
-    refetchInterval: (query) => (query.state.data && ENDED.has(query.state.data.status) ? false : 1000),
+    // Its events say when it changes; the poll only catches what they do not (a cancel elsewhere).
+    refetchInterval: (query) => (query.state.data && ENDED.has(query.state.data.status) ? false : 5000),
   });
-  const { events } = useRunEvents(runId);
+  const { events } = useRunEvents(runId, () => void client.invalidateQueries({ queryKey: ['run', runId] }));
   const cancel = useMutation({
     mutationFn: () => api<RunResponse>('POST', `/runs/${encodeURIComponent(runId)}/cancel`),
     onSettled: () => client.invalidateQueries({ queryKey: ['run', runId] }),

@@ -12,13 +12,13 @@ const firstLine = (text: string): string => {
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 };
 
-/** The caller's runs, newest first, asked again every 2 s. */
+/** The caller's runs, newest first, asked again every 5 s. */
 export function Runs() {
   const [status, setStatus] = useState<RunStatus | ''>('');
   const runs = useQuery({
     queryKey: ['runs', status],
     queryFn: () => api<RunListResponse>('GET', `/runs?limit=50${status === '' ? '' : `&status=${status}`}`),
-    refetchInterval: 2000,
+    refetchInterval: 5000,
   });
   return (
     <section aria-labelledby="runs-title">
