@@ -279,6 +279,11 @@ describe('the console files at /app/', () => {
     expect(deep.status).toBe(200);
     expect(await deep.text()).toContain('<title>mada</title>');
     expect((await call(address, 'GET', '/app/assets/missing.js')).status).toBe(404);
+    // Nothing outside the console's directory, however the path is spelled.
+    for (const path of ['/app/assets/%2e%2e/%2e%2e/package.json', '/app/assets/..%2f..%2fpackage.json', '/app/assets/%2e%2e%2findex.html']) {
+      const answer = await fetch(`${address}${path}`);
+      expect([403, 404], path).toContain(answer.status);
+    }
     const bare = await call(address, 'GET', '/app');
     expect(bare.status).toBe(302);
     expect(bare.headers.get('location')).toBe('/app/');

@@ -45,11 +45,13 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (ap
     });
     return;
   }
-  // wildcard: false serves exactly the files built (listed once, at start-up); the route below
-  // answers every other path with the app, which then shows the page the path names.
-  await app.register(fastifyStatic, { root: dir, prefix: '/app/', wildcard: false, index: 'index.html', cacheControl: false });
+  // serve: false: only reply.sendFile, confined to `dir` (no `..`, no dotfiles). One route, the
+  // same whether or not the console is built, answers every path: a built file under assets/,
+  // else the app's page, which then shows the view the path names.
+  await app.register(fastifyStatic, { root: dir, serve: false, cacheControl: false });
   app.get('/app/*', { schema: { hide: true } }, async (request, reply) => {
-    if (request.url.startsWith('/app/assets/')) throw new NotFoundError();
+    const path = (request.params as { '*': string })['*'];
+    if (path.startsWith('assets/')) return reply.sendFile(path);
     reply.header('cache-control', 'no-cache');
     return reply.sendFile('index.html');
   });
