@@ -24,16 +24,19 @@ COPY packages/protocol/package.json packages/protocol/
 COPY packages/testkit/package.json packages/testkit/
 COPY packages/api/package.json packages/api/
 COPY packages/cli/package.json packages/cli/
+COPY packages/web/package.json packages/web/
 
 # ---------------------------------------------------------------------------------------------
 # build: all dependencies (TypeScript is a dev dependency), then `npm run build`
-# (tsc -b packages/api packages/cli, which builds packages/protocol through its reference).
+# (tsc -b packages/api packages/cli, which builds packages/protocol through its reference, then
+# the browser console, packages/web, with Vite).
 FROM toolchain AS build
 RUN --mount=type=cache,target=/root/.npm npm ci
 COPY tsconfig.base.json ./
 COPY packages/protocol packages/protocol
 COPY packages/api packages/api
 COPY packages/cli packages/cli
+COPY packages/web packages/web
 RUN npm run build
 
 # ---------------------------------------------------------------------------------------------
@@ -73,6 +76,8 @@ COPY --from=prod-deps /app/packages/api/node_modules packages/api/node_modules
 COPY --from=build /app/packages/api/dist packages/api/dist
 # Applied at start-up (SQLite or PostgreSQL, whichever DATABASE_URL names).
 COPY --from=build /app/packages/api/migrations packages/api/migrations
+# The browser console the service serves at /app/ (static files only).
+COPY --from=build /app/packages/web/dist packages/web/dist
 
 # HOST=0.0.0.0 is not loopback, so the service refuses to start without API_KEYS: a published
 # container never runs in keyless local mode by accident.

@@ -16,7 +16,7 @@ export default tseslint.config(
     // A promise nobody awaits loses its rejection (an unhandled rejection ends the process) and its
     // ordering; one handed where a callback's result is ignored (an event listener, a timer) too.
     // Each deliberate exception says so with `void` and a comment naming where its errors go.
-    files: ['packages/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts', 'vitest.config.ts'],
+    files: ['packages/**/*.ts', 'packages/**/*.tsx', 'bench/**/*.ts', 'scripts/**/*.ts', 'test/**/*.ts', 'vitest.config.ts'],
     languageOptions: {
       parserOptions: {
         project: ['./packages/*/tsconfig.json', './tsconfig.tests.json'],

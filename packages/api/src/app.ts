@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -48,6 +49,10 @@ import type { Settings } from './settings.js';
 import type { UserDirectory } from './users/user-directory.js';
 import { userRoutes } from './http/routes/users.js';
 import { auditRoutes } from './http/routes/audit.js';
+import { consoleRoutes } from './http/routes/console.js';
+import { sessionRoutes } from './http/routes/session.js';
+import { sessionCaller } from './http/console-session.js';
+import { ConsoleSessions } from './users/console-sessions.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { VERSION } from './version.js';
@@ -74,6 +79,8 @@ export interface AppDeps {
   toolHost?: ToolHost;
   /** The instruments openServices made (its engine, model and tools report into them). */
   metrics?: ServiceMetrics;
+  /** The built browser console served at /app/ (default: packages/web/dist). */
+  consoleDir?: string;
 }
 
 /** The service's logger; `destination` (stdout by default) lets tests read what it writes. */
@@ -170,6 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   recordRequestMetrics(app, metrics);
   guardHostAndOrigin(app, { localMode, allowedHosts: settings.allowedHosts, corsOrigins: settings.corsOrigins });
   normalizeBodyText(app);
+  await app.register(fastifyCookie);
 
   if (settings.corsOrigins.length > 0) {
     await app.register(fastifyCors, {
@@ -200,12 +208,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   );
   await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
+  const sessions = new ConsoleSessions(settings.consoleSessionHours * 3_600_000);
+  await app.register(sessionRoutes, { auth, sessions, failures });
+  await app.register(consoleRoutes, deps.consoleDir === undefined ? {} : { dir: deps.consoleDir });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
   const messageLimits = { tokens: settings.maxMessageTokens, bytes: settings.maxMessageBytes };
   await app.register(async (scope) => {
     // Before the caller is known, so that a 401 or 429 is not stored either.
     forbidStoring(scope);
-    requireCaller(scope, auth, failures);
+    requireCaller(scope, auth, failures, sessionCaller(auth, sessions));
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
     await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter, ...ping });

@@ -14,7 +14,7 @@ export class BadRequestError extends DomainError {}
 
 /** No credential, or one the service does not know (an API key, or the metrics token). */
 export class UnauthorizedError extends DomainError {
-  constructor(detail: 'Missing API key' | 'Invalid API key' | 'Missing metrics token' | 'Invalid metrics token') {
+  constructor(detail: 'Missing API key' | 'Invalid API key' | 'Session expired' | 'Missing metrics token' | 'Invalid metrics token') {
     super(detail);
   }
 }

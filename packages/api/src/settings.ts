@@ -212,6 +212,7 @@ const SPECS = {
   approvalTimeoutSeconds: spec('APPROVAL_TIMEOUT_SECONDS', decimal(1, 86_400 * 7), 600),
   checkpointMaxFileBytes: spec('CHECKPOINT_MAX_FILE_BYTES', integer(0), 10_485_760),
   shutdownGraceSeconds: spec('SHUTDOWN_GRACE_SECONDS', decimal(0, 86_400), 30),
+  consoleSessionHours: spec('CONSOLE_SESSION_HOURS', decimal(0, 24 * 366, true), 12),
 } satisfies Record<string, Spec<unknown>>;
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };

@@ -6,5 +6,7 @@ export * from './runs.js';
 export * from './approvals.js';
 export * from './checkpoints.js';
 export * from './invisible-text.js';
+export * from './exact-text.js';
 export * from './users.js';
 export * from './audit.js';
+export * from './session.js';

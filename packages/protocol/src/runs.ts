@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { AgentRunRequest, PermissionMode } from './agents.js';
+import { RUN_STATUSES } from './run-statuses.js';
 
 /*
  * Runs as stored resources (`/runs*`): the wire shapes. The routes that use them come with the
  * runs service; the database stores the same statuses.
  */
 
-export const RUN_STATUSES = ['queued', 'running', 'waiting_approval', 'succeeded', 'failed', 'cancelled', 'interrupted'] as const;
+export { RUN_STATUSES };
 export const RunStatus = z.enum(RUN_STATUSES).meta({ id: 'RunStatus' });
 export type RunStatus = z.infer<typeof RunStatus>;
 

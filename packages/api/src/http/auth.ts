@@ -20,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+export const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 
 /**
  * Resolves `X-API-Key` to a user. Every configured key is compared, in constant time, on
@@ -48,7 +48,16 @@ export class Authenticator {
       return { userId: LOCAL_USER, role: 'admin', limitKey: `addr:${address}` };
     }
     if (presented === undefined || presented === '') throw new UnauthorizedError('Missing API key');
-    const candidate = digest(presented);
+    const caller = await this.identifyDigest(digest(presented));
+    if (!caller) throw new UnauthorizedError('Invalid API key');
+    return caller;
+  }
+
+  /**
+   * The caller whose key has this SHA-256 digest, if the key may be used now: how a console
+   * session, which keeps only the digest, is checked again on every request.
+   */
+  async identifyDigest(candidate: Buffer): Promise<Caller | undefined> {
     let found = -1;
     this.keys.forEach((key, index) => {
       if (timingSafeEqual(key.digest, candidate)) found = index;
@@ -56,8 +65,8 @@ export class Authenticator {
     const match = this.keys[found];
     if (match) return { userId: match.userId, role: this.users.configuredRole(match.userId), limitKey: `key:${found}` };
     // Revoked, expired, a disabled user's or unknown: one answer, so none of them is told apart.
-    const owner = await this.users.authenticate(presented);
-    if (!owner) throw new UnauthorizedError('Invalid API key');
+    const owner = await this.users.authenticateDigest(candidate.toString('hex'));
+    if (!owner) return undefined;
     return { userId: owner.userId, role: owner.role, limitKey: `stored:${owner.keyId}` };
   }
 }
@@ -72,12 +81,17 @@ export function declareCaller(app: FastifyInstance): void {
   app.decorateRequest('caller', null as unknown as Caller);
 }
 
+/** The caller of a request that carries a console session (and no X-API-Key); undefined when it carries none. */
+export type SessionCaller = (request: FastifyRequest) => Promise<Caller> | undefined;
+
 /**
  * Requires a caller on every route registered in `scope` (and its children); failed attempts
- * count toward the client's limit.
+ * count toward the client's limit. X-API-Key wins over a session cookie sent beside it.
  */
-export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: CredentialFailures): void {
+export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: CredentialFailures, session?: SessionCaller): void {
   scope.addHook('onRequest', async (request) => {
-    request.caller = await failures.guardAsync(request, () => auth.identify(headerValue(request), limitedAddress(request.ip)));
+    const key = headerValue(request);
+    const bySession = key === undefined ? session?.(request) : undefined;
+    request.caller = await (bySession ?? failures.guardAsync(request, () => auth.identify(key, limitedAddress(request.ip))));
   });
 }

@@ -55,8 +55,17 @@ function originAllowed(origin: string, host: string | undefined, corsOrigins: re
   const normalized = origin.replace(/\/+$/, '').toLowerCase();
   if (corsOrigins.some((allowed) => allowed.replace(/\/+$/, '').toLowerCase() === normalized)) return true;
   // The service's own pages (the /docs "Try it out" button) send the origin they were loaded from.
+  return isOwnOrigin(origin, host);
+}
+
+/**
+ * Whether `origin` is the service's own, reached as `host` (`name[:port]`), over either scheme:
+ * behind a TLS-terminating proxy the service itself sees plain HTTP.
+ */
+export function isOwnOrigin(origin: string, host: string | undefined): boolean {
   const own = host?.trim().toLowerCase();
-  return own !== undefined && (normalized === `http://${own}` || normalized === `https://${own}`);
+  const normalized = origin.replace(/\/+$/, '').toLowerCase();
+  return own !== undefined && own !== '' && (normalized === `http://${own}` || normalized === `https://${own}`);
 }
 
 /**

@@ -103,8 +103,13 @@ export class UserDirectory {
   }
 
   /** The owner of a stored key if it may be used now: not revoked, not expired, its user enabled. */
-  async authenticate(presented: string): Promise<KeyOwner | undefined> {
-    const owner = await this.options.keys.find(keyDigest(presented));
+  authenticate(presented: string): Promise<KeyOwner | undefined> {
+    return this.authenticateDigest(keyDigest(presented));
+  }
+
+  /** authenticate() for a key known by its SHA-256 digest (hex): a console session's. */
+  async authenticateDigest(digest: string): Promise<KeyOwner | undefined> {
+    const owner = await this.options.keys.find(digest);
     if (!owner || owner.revokedAt !== null || owner.userDisabled) return undefined;
     if (owner.expiresAt !== null && owner.expiresAt.getTime() <= this.options.now().getTime()) return undefined;
     this.options.keys.used(owner.keyId);

@@ -42,6 +42,8 @@ type Classification =
   | { is: 'lists' }
   /** The caller's own account (`/me*`): nothing of anyone else's by construction. */
   | { is: 'account' }
+  /** The browser console's files, sign-in and sign-out: nobody's data (console-session.test.ts). */
+  | { is: 'console' }
   /** Admins only: Bob, a member, gets 403 `Admin only`. */
   | { is: 'admin'; body?: Json }
   | { is: 'owned'; kind: Kind; param: string; body?: Json };
@@ -63,6 +65,10 @@ const ROUTES: Record<RouteKey, Classification> = {
   'GET /docs/yaml': { is: 'public' },
   'GET /docs/static/index.html': { is: 'public' },
   'GET /docs/static/swagger-initializer.js': { is: 'public' },
+  'GET /app': { is: 'console' },
+  'GET /app*': { is: 'console' },
+  'POST /session': { is: 'console' },
+  'DELETE /session': { is: 'console' },
   'GET /agents/': { is: 'catalogue' },
   'GET /agents/:agent_type': { is: 'catalogue' },
   'POST /agents/run': { is: 'creates' },

@@ -430,9 +430,10 @@ describe('keyed mode: credentials and ownership', () => {
   afterEach(async () => t.close());
 
   // Ollama GHSA-f6mr-38g8-39rg (model management without authentication): every route but the
-  // health check, the docs and the metrics (which has a token of its own) needs a key.
+  // health check, the docs, the metrics (which has a token of its own), the console's static
+  // files and its sign-in and sign-out (which take the key, or end a session) needs a key.
   it('answers every registered route without a key with 401 Missing API key', async () => {
-    const open = /^(GET|HEAD) \/($|health|docs|metrics|openapi\.json)|^OPTIONS /;
+    const open = /^(GET|HEAD) \/($|health|docs|metrics|openapi\.json|app)|^(POST|DELETE) \/session$|^OPTIONS /;
     const id = '00000000-0000-4000-8000-000000000000';
     for (const route of registeredRoutes(t.app).filter((r) => !open.test(r))) {
       const [method, pattern] = route.split(' ') as [string, string];

@@ -34,6 +34,8 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** A host of the test's own (one that must probe afresh); otherwise the file's shared one. */
   toolHost?: ToolHost;
+  /** The browser console's files (default: packages/web/dist). */
+  consoleDir?: string;
 }
 
 function modelEnv(model: TestAppOptions['model']): Record<string, string> {
@@ -74,6 +76,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...services,
     logger,
     ...(options.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.pingIntervalMs }),
+    ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
     probes: { dependencies: { model_runtime: async () => 'ok', search_engine: async () => 'ok' } },
   });
   return {

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApprovalRequestedEvent, type ApprovalDecision } from '@mada/protocol';
+import { ApprovalRequestedEvent, describeCall, type ApprovalDecision } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
 import { ApiError, RequestCancelledError } from '../api/errors.js';
-import { exactText, safeText } from '../ui/safe-text.js';
+import { safeText } from '../ui/safe-text.js';
 import type { Terminal } from '../ui/terminal.js';
 import type { TurnEvent } from './event-loop.js';
 
@@ -26,15 +26,7 @@ class AnsweredElsewhere extends Error {}
 /** What a chat transport calls with each `approval_requested` frame: resolves once it is answered. */
 export type ApprovalHandler = (frame: ApprovalRequestedEvent) => Promise<void>;
 
-/**
- * The tool and its arguments as one readable line, exactly: controls and invisible characters are
- * shown, never obeyed, so a command cannot pass for another one on screen.
- */
-export function describeCall(frame: Pick<ApprovalRequestedEvent, 'tool' | 'args'>): string {
-  const command = frame.args.command;
-  if (typeof command === 'string') return exactText(`${frame.tool}: ${command}`);
-  return exactText(`${frame.tool} ${JSON.stringify(frame.args)}`);
-}
+export { describeCall } from '@mada/protocol';
 
 /**
  * Shows what the agent wants to run and asks until it gets y, n or a; the answer goes to

@@ -1,4 +1,4 @@
-import { isInvisibleCharacter } from '@mada/protocol';
+import { isControlCode as isControl, visibleControl } from '@mada/protocol';
 
 /**
  * Text from the service (answers that echo files, tool arguments, error details, titles) made
@@ -18,9 +18,6 @@ const STRING_AFTER_ESC = new Set([']', 'P', 'X', '^', '_']);
 const STRING_C1 = new Set([0x9d, 0x90, 0x98, 0x9e, 0x9f]);
 
 const between = (code: number, low: number, high: number): boolean => code >= low && code <= high;
-
-/** C0 controls but tab and newline, DEL, and C1 controls. */
-const isControl = (code: number): boolean => (code < 0x20 && code !== 0x09 && code !== 0x0a) || between(code, 0x7f, 0x9f);
 
 /** An escape sequence found in the text: where it ends, and whether it only sets colours. */
 interface Sequence {
@@ -71,17 +68,6 @@ function sequenceAt(text: string, index: number): Sequence | undefined {
   return end < text.length && between(text.charCodeAt(end), 0x30, 0x7e) ? { end: end + 1, styling: false } : undefined;
 }
 
-/** `<U+202E>`: a code point named, so it can be seen and looked up. */
-const codePoint = (char: string): string => `<U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}>`;
-
-/** A C0 control as its Unicode control picture (ESC as ␛, CR as ␍), DEL as ␡, C1 by code point. */
-function visibleControl(char: string): string {
-  const code = char.charCodeAt(0);
-  if (code < 0x20) return String.fromCharCode(0x2400 + code);
-  if (code === 0x7f) return '\u2421';
-  return codePoint(char);
-}
-
 /**
  * Escape sequences removed (colour ones kept when `keepStyling`), controls left over shown.
  * A sequence that is not complete is not obeyed either: its introducer is shown as a control.
@@ -126,20 +112,8 @@ export function safeOutput(line: string): string {
   return neutralize(line, true);
 }
 
-/**
- * What the user is asked to approve, exactly: nothing removed, every control shown (an escape
- * sequence reads `␛[2K`), and invisible or reordering characters named (`<U+202E>`), so two
- * commands that differ never look the same and what is approved is what runs.
- */
-export function exactText(text: string): string {
-  let out = '';
-  for (const char of text) {
-    if (isControl(char.charCodeAt(0))) out += visibleControl(char);
-    else if (isInvisibleCharacter(char)) out += codePoint(char);
-    else out += char;
-  }
-  return out;
-}
+/** What the user is asked to approve, exactly (shared with the browser console). */
+export { exactText } from '@mada/protocol';
 
 /**
  * A value as JSON for scripts: exact data, with DEL, C1 controls and invisible format characters

@@ -1,5 +1,7 @@
+import { negotiate } from '@fastify/accept-negotiator';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { HealthResponse, RootResponse, type ModelInfo, type Tenancy } from '@mada/protocol';
+import { z } from 'zod';
 import { cachedProbe, type Probe } from '../../health/probes.js';
 
 export interface HealthOptions {
@@ -24,8 +26,18 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
   const tenancy = options.tenancy === undefined ? undefined : cachedProbe(options.tenancy);
   app.get(
     '/',
-    { schema: { tags: ['health'], summary: 'Service name and version', response: { 200: RootResponse } } },
-    async () => ({ name: 'mada-api', version: options.version, status: 'ok' as const, docs: '/docs' }),
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Service name and version',
+        description: 'A browser (an `Accept` that prefers `text/html`) is sent to the console at `/app/` instead (302).',
+        response: { 200: RootResponse, 302: z.undefined().describe('To the console') },
+      },
+    },
+    async (request, reply) => {
+      if (negotiate(request.headers.accept ?? '', ['application/json', 'text/html']) === 'text/html') return reply.redirect('/app/', 302);
+      return { name: 'mada-api', version: options.version, status: 'ok' as const, docs: '/docs' };
+    },
   );
 
   app.get(

@@ -1,0 +1,51 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** The system's Chromium (Debian `chromium`; .ci/run installs it): nothing is downloaded. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** A phone: the size TEAMS.md section 11 asks every view to work at. */
+export const PHONE = { width: 390, height: 844 };
+
+const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+/** The console built from this checkout into a fresh directory (the one `npm start` serves is left alone). */
+export function buildConsole(): string {
+  const out = mkdtempSync(join(tmpdir(), 'mada-web-'));
+  const vite = join(dirname(createRequire(join(WEB_DIR, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  execFileSync(process.execPath, [vite, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], { cwd: WEB_DIR, stdio: 'pipe' });
+  return out;
+}
+
+export function launchChromium(): Promise<Browser> {
+  // As root (CI, containers) Chromium refuses to start without --no-sandbox.
+  const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
+  return chromium.launch({ executablePath: CHROMIUM, args });
+}
+
+/** A page at phone size that records every URL it asks for and every CSP report in its console. */
+export async function phonePage(browser: Browser): Promise<{ page: Page; requested: string[]; cspViolations: string[] }> {
+  const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const cspViolations: string[] = [];
+  page.on('request', (request) => requested.push(request.url()));
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) cspViolations.push(message.text());
+  });
+  return { page, requested, cspViolations };
+}
+
+/** axe-core's serious and critical findings on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
