@@ -34,7 +34,7 @@ import { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { revertedEntry } from './checkpoints/audit-entry.js';
 import { VERSION } from './version.js';
-import { Workspaces } from './workspaces.js';
+import { WorkspaceSandboxes } from './workspace-sandboxes.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -173,7 +173,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   const startDir = options.startDir ?? process.cwd();
   const engine = createEngine(settings, model, startDir, metrics, toolHost, runtime, keyed);
   // Every check that once used ALLOWED_PATHS asks here for the user's own workspace.
-  const workspaces = new Workspaces(users, settings, startDir);
+  const workspaces = new WorkspaceSandboxes(users, settings, startDir);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,

@@ -1,6 +1,7 @@
 import type { RunUsage } from '@mada/protocol';
 import { DailyRunQuotaReached, DailyTokenQuotaReached, type RunQuotaCheck, type RunRecord, type RunRepository } from '../db/run-repository.js';
 import { TooManyRequestsError } from '../errors.js';
+import { DAY_MS, startOfUtcDay } from '../util/utc-day.js';
 import type { RunEventBus } from './event-bus.js';
 import type { Admission, RunQueue, RunSlot } from './run-queue.js';
 
@@ -16,10 +17,6 @@ export interface RunQuota extends RunQuotas {
   check: RunQuotaCheck;
 }
 
-const DAY_MS = 86_400_000;
-
-/** The start of the UTC day `now` is in: where today's runs and tokens start counting. */
-export const startOfUtcDay = (now: Date): Date => new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
 
 /** Seconds until the next UTC day, when a daily quota lets the user in again. */
 const untilTomorrow = (now: Date): number => Math.max(1, Math.ceil((startOfUtcDay(now).getTime() + DAY_MS - now.getTime()) / 1000));

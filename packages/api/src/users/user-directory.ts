@@ -2,6 +2,7 @@ import { UserId } from '@mada/protocol';
 import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserRole, type UserUsage } from '../db/user-repository.js';
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
+import { startOfUtcDay } from '../util/utc-day.js';
 import type { StoredKeyCache } from './key-cache.js';
 import type { Tenancy, WorkspaceOwner, Workspaces } from './workspace-paths.js';
 
@@ -69,9 +70,6 @@ export interface UserDirectoryOptions {
   defaultQuotas?: Quotas;
   now: () => Date;
 }
-
-/** The start of the UTC day `now` is in: where `runs_today` and `tokens_today` start counting. */
-const startOfDay = (now: Date): Date => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 
 /**
  * Every user the service knows: those of API_KEYS (`source: "config"`, changed only there), those
@@ -275,7 +273,7 @@ export class UserDirectory {
   }
 
   usage(userId: string): Promise<UserUsage> {
-    return this.options.store.usage(userId, startOfDay(this.options.now()));
+    return this.options.store.usage(userId, startOfUtcDay(this.options.now()));
   }
 
   /** A stored user; an id no stored user can have (a NUL byte, 300 characters) is not looked up. */

@@ -7,7 +7,7 @@ import { toolPathSandbox } from '../src/tool-paths.js';
 import { PathHiddenError, PathOutsideError } from '../src/tools/sandbox/paths.js';
 import { UserNotFoundError } from '../src/users/errors.js';
 import type { User } from '../src/users/user-directory.js';
-import { Workspaces } from '../src/workspaces.js';
+import { WorkspaceSandboxes } from '../src/workspace-sandboxes.js';
 
 /** A directory of users as UserDirectory answers: each with the workspace paths it resolved. */
 const usersWith = (paths: Record<string, string[]>) => ({
@@ -18,7 +18,7 @@ const usersWith = (paths: Record<string, string[]>) => ({
   },
 });
 
-describe('Workspaces', () => {
+describe('WorkspaceSandboxes', () => {
   let base: string;
   let settings: Settings;
   let alice: string;
@@ -34,7 +34,7 @@ describe('Workspaces', () => {
   afterEach(() => rmSync(base, { recursive: true, force: true }));
 
   it('gives a user whose workspace is ALLOWED_PATHS the very sandbox every run had before', async () => {
-    const workspaces = new Workspaces(usersWith({ local: settings.allowedPaths }), settings, alice);
+    const workspaces = new WorkspaceSandboxes(usersWith({ local: settings.allowedPaths }), settings, alice);
     const shared = toolPathSandbox(settings, alice);
     const workspace = await workspaces.of('local');
     expect([workspace.roots, workspace.hiddenPaths, workspace.protectedFiles]).toEqual([shared.roots, shared.hiddenPaths, shared.protectedFiles]);
@@ -42,7 +42,7 @@ describe('Workspaces', () => {
   });
 
   it("confines a user to their own paths, with the service's data hidden and its settings protected", async () => {
-    const workspaces = new Workspaces(usersWith({ alice: [alice] }), settings, alice);
+    const workspaces = new WorkspaceSandboxes(usersWith({ alice: [alice] }), settings, alice);
     const workspace = await workspaces.of('alice');
     expect(workspace.roots).toEqual([alice]);
     expect(workspace.resolve('notes.txt', alice)).toBe(join(alice, 'notes.txt'));
@@ -54,7 +54,7 @@ describe('Workspaces', () => {
 
   it('reads the paths afresh, and refuses a user it does not know', async () => {
     const paths: Record<string, string[]> = { alice: [alice] };
-    const workspaces = new Workspaces(usersWith(paths), settings, alice);
+    const workspaces = new WorkspaceSandboxes(usersWith(paths), settings, alice);
     expect((await workspaces.of('alice')).roots).toEqual([alice]);
     paths.alice = [base];
     expect((await workspaces.of('alice')).roots).toEqual([base]);

@@ -10,7 +10,7 @@ import type { User } from './users/user-directory.js';
  * workspace is ALLOWED_PATHS (local mode, API_KEYS users, stored users given none) share one
  * sandbox, exactly the one every run had before workspaces.
  */
-export class Workspaces implements WorkspaceSource {
+export class WorkspaceSandboxes implements WorkspaceSource {
   private readonly shared: PathSandbox;
 
   constructor(
