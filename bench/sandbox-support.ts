@@ -15,6 +15,8 @@ export const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolS
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
   sandboxReadPaths: [],
+  allowedPaths: [],
+  workspacesDir: '',
   maxWriteBytes: 1_000_000,
   searchEngineUrl: 'http://127.0.0.1:9',
   searchEngineTimeout: 1,

@@ -39,6 +39,8 @@ export type ToolSettings = Pick<
   | 'sandboxMemoryMb'
   | 'sandboxMaxProcesses'
   | 'sandboxReadPaths'
+  | 'allowedPaths'
+  | 'workspacesDir'
   | 'maxWriteBytes'
   | 'searchEngineUrl'
   | 'searchEngineTimeout'

@@ -17,6 +17,8 @@ export const testSettings: ToolSettings = {
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
   sandboxReadPaths: [],
+  allowedPaths: [],
+  workspacesDir: '',
   maxWriteBytes: 10_485_760,
   searchEngineUrl: 'http://127.0.0.1:9',
   searchEngineTimeout: 10,

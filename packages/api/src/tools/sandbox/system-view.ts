@@ -161,7 +161,8 @@ async function linkedPrefixes(dir: string): Promise<string[]> {
  * The read-only directories for the programs on `searchPath` that live outside the system
  * directories (pyenv, nvm, cargo, /opt installations) and for `readPaths` (SANDBOX_READ_PATHS).
  * Never `/`, a top-level directory, or a home directory as a whole: only the toolchain inside it.
- * Paths inside `excluded` (the allowed paths, DATA_DIR) are left to their own rules.
+ * Paths inside `excluded` (the run's workspace, every user's territory, DATA_DIR), or holding
+ * one, are left to their own rules; they are compared with their links resolved.
  * Asynchronous: a `node_modules/.bin` on PATH holds hundreds of links, and resolving them one
  * after the other on the event loop held every request for up to a second on a busy machine.
  */
@@ -175,10 +176,11 @@ export async function toolchainPaths(searchPath: string, readPaths: readonly str
     // The distribution's own bin directories hold thousands of entries and link only within /usr.
     if (!isSystemPath(real) || isWithin('/usr/local', real)) candidates.push(...(await linkedPrefixes(real)));
   }
+  const fenced = (await Promise.all(excluded.map(async (path) => [path, (await realPathOf(path)) ?? path]))).flat();
   const chosen = new Set<string>();
   for (const candidate of candidates) {
     const real = await realPathOf(candidate);
-    if (real === undefined || isSystemPath(real) || tooBroad(real) || excluded.some((path) => isWithin(path, real) || isWithin(real, path))) continue;
+    if (real === undefined || isSystemPath(real) || tooBroad(real) || fenced.some((path) => isWithin(path, real) || isWithin(real, path))) continue;
     chosen.add(real);
   }
   for (const path of readPaths) {

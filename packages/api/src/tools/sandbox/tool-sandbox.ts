@@ -1,4 +1,4 @@
-import type { ToolContext } from '../tool.js';
+import type { ToolContext, ToolSettings } from '../tool.js';
 import type { SandboxSpec } from './bubblewrap.js';
 import { isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
 import { protectedGitPaths } from './protected-files.js';
@@ -35,6 +35,14 @@ export class Toolchains {
   }
 }
 
+/**
+ * Where users' files live (ALLOWED_PATHS, WORKSPACES_DIR): no toolchain found on the service's
+ * PATH is shown from there. A run's own workspace is mounted as itself; a virtualenv or
+ * node_modules/.bin inside another user's workspace (or the shared ALLOWED_PATHS) on the service's
+ * PATH would otherwise be shown read-only to every user's commands (TEAMS.md section 9).
+ */
+const usersTerritory = (settings: ToolSettings): string[] => [...settings.allowedPaths, ...(settings.workspacesDir === '' ? [] : [settings.workspacesDir])];
+
 export async function sandboxSpec(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
   return {
     allowedPaths: context.sandbox.roots,
@@ -42,7 +50,7 @@ export async function sandboxSpec(context: ToolContext, mode: SandboxMode, searc
     network: mode === 'write' && context.settings.sandboxNetwork,
     readOnlyPaths: protectedPathsFor(context, cwd),
     hiddenPaths: context.sandbox.hiddenPaths,
-    toolchains: await context.host.toolchains.for(searchPath, context.settings.sandboxReadPaths, context.sandbox.roots),
+    toolchains: await context.host.toolchains.for(searchPath, context.settings.sandboxReadPaths, [...context.sandbox.roots, ...usersTerritory(context.settings)]),
     tmpBytes: context.settings.sandboxMemoryMb * 1024 * 1024,
   };
 }

@@ -45,4 +45,20 @@ describe('the toolchain directories a sandbox shows', () => {
     }
     expect(turns).toBeGreaterThan(0);
   });
+
+  it("show nothing from inside another user's workspace, nor from a directory holding one, even through a link", async () => {
+    const workspaces = join(base, 'workspaces');
+    const bobModules = join(workspaces, 'bob', 'app', 'node_modules');
+    npmBin(bobModules, 'linter', 'lint');
+    const venvBin = join(workspaces, 'bob', 'venv', 'bin');
+    mkdirSync(venvBin, { recursive: true });
+    const linkToWorkspaces = join(base, 'ws-link');
+    symlinkSync(workspaces, linkToWorkspaces);
+    const service = join(base, 'service', 'node_modules');
+    npmBin(service, 'formatter', 'fmt');
+    const path = [join(bobModules, '.bin'), venvBin, join(service, '.bin')].join(':');
+    // Alice's run: her own directory and the service's toolchain, never bob's.
+    expect(await toolchainPaths(path, [], [join(workspaces, 'alice'), linkToWorkspaces])).toEqual([service]);
+    expect(await toolchainPaths(path, [], [join(workspaces, 'alice')])).toEqual(expect.arrayContaining([bobModules, service]));
+  });
 });

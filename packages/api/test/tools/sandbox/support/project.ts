@@ -60,6 +60,8 @@ export const testSettings = (overrides: Partial<ToolSettings> = {}): ToolSetting
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
   sandboxReadPaths: [],
+  allowedPaths: [],
+  workspacesDir: '',
   maxWriteBytes: 10_485_760,
   searchEngineUrl: 'http://localhost:8080',
   searchEngineTimeout: 10,
