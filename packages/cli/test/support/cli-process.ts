@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const CLI_MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** tsx's loader by absolute URL: children run in temp dirs with no node_modules. */
@@ -33,8 +34,19 @@ export interface CliRun {
   timeoutMs?: number;
 }
 
+/**
+ * The one directory a test file's temp directories are made in, and the service's ALLOWED_PATHS
+ * (service.ts). Not the whole temp directory: every other test file, and every suite run beside
+ * this one, keeps its repositories there, and the service's repository census takes a repository
+ * that appears under its allowed paths during a `bash` command for the command's own (it strips
+ * its config of the programs it names, and its hooks).
+ */
+export const TEST_ROOT = realpathSync(mkdtempSync(join(tmpdir(), 'mada-cli-')));
+// The last hook of the file to run (hooks after tests run in reverse): services are stopped by then.
+if (process.env.VITEST !== undefined) afterAll(() => rmSync(TEST_ROOT, { recursive: true, force: true }));
+
 export function tempDir(prefix: string): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return realpathSync(mkdtempSync(join(TEST_ROOT, prefix)));
 }
 
 /** The child sees only what a user's shell would give it: no MADA_* from the test runner. */

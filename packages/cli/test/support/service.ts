@@ -1,14 +1,12 @@
 import { once } from 'node:events';
-import { realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { startService, type ServiceProcess } from '../../../api/test/support/service-process.js';
-import { tempDir } from './cli-process.js';
+import { tempDir, TEST_ROOT } from './cli-process.js';
 
 export interface RunningService {
   url: string;
-  /** The service's start directory (its tools may touch any temp directory). */
+  /** The service's start directory (its tools may touch any temp directory of this test file). */
   workspace: string;
   output: () => string;
   stop(): Promise<void>;
@@ -23,7 +21,7 @@ export async function startMadaService(env: Record<string, string> = {}): Promis
       RATE_LIMIT_PER_MINUTE: '0',
       // Sessions start in each test's own temp HOME or directory, and the service checks a
       // session's working directory when it is created.
-      ALLOWED_PATHS: realpathSync(tmpdir()),
+      ALLOWED_PATHS: TEST_ROOT,
       ...env,
     },
     workspace,
