@@ -99,7 +99,8 @@ describe('mada attach', () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     running.model.push(
-      scripted.toolCalls({ name: 'read_file', arguments: { file_path: join(workspace, 'notes.txt') } }),
+      // Relative, so that the first frame stays shorter than the proxy's first cut wherever the workspace lies.
+      scripted.toolCalls({ name: 'read_file', arguments: { file_path: 'notes.txt' } }),
       scripted.toolCalls({ name: 'glob_files', arguments: { pattern: '*.txt' } }),
       scripted.chunks('The notes ', 'say ', scripted.until(gate), 'the answer ', 'is ', '42.'),
     );
