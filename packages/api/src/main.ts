@@ -5,11 +5,12 @@ import { openServices } from './services.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 import { errorMessage } from './util/error-message.js';
 import { shutDown } from './shutdown.js';
+import { WorkspacesOverlapAtStartError } from './users/errors.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 function refuse(error: unknown): never {
-  if (error instanceof SettingsError) {
+  if (error instanceof SettingsError || error instanceof WorkspacesOverlapAtStartError) {
     process.stderr.write(`mada-api: ${error.message}\n`);
     process.exit(1);
   }
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   // Stored users make the service keyed too, which only the database can tell.
   try {
     assertSafeExposure(settings, services.users.keyed);
+    await services.users.assertWorkspacesApart();
   } catch (error) {
     await services.close();
     refuse(error);

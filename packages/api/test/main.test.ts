@@ -106,6 +106,29 @@ describe('start-up with several users', () => {
     );
   });
 
+  it("refuses to start, in one line, when a user added to API_KEYS would get a directory inside another user's stored paths", { timeout: 60_000 }, async () => {
+    const dir = workdir();
+    const workspaces = join(dir, 'workspaces');
+    const settings = { API_KEYS: 'ann:ann-key-5e0b7f2c91d4', ADMIN_USERS: 'ann', WORKSPACES_DIR: workspaces, LLM_BASE_URL: 'http://127.0.0.1:9' };
+    running = await startService(settings, dir);
+    // Nobody is called dan yet, so carol may be given the directory that will later be his.
+    mkdirSync(join(workspaces, 'dan'), { mode: 0o700 });
+    const created = await fetch(`${running.url}/users`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'ann-key-5e0b7f2c91d4', 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'carol', workspace_paths: [join(workspaces, 'dan')] }),
+    });
+    expect(created.status).toBe(201);
+    running.child.kill('SIGKILL');
+    running = undefined;
+
+    const { code, stderr } = await runServiceToExit({ ...settings, API_KEYS: `${settings.API_KEYS},dan:dan-key-77c0e4a19b2d` }, dir);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      `mada-api: the workspaces of users dan and carol overlap at ${join(workspaces, 'dan')}: each would reach the other's files. Change one of them (API_KEYS, or the stored user's workspace_paths) before starting\n`,
+    );
+  });
+
   it('refuses, in one line, a WORKSPACES_DIR other accounts may write', async () => {
     const dir = workdir();
     const open = join(dir, 'open');

@@ -45,6 +45,16 @@ export class WorkspaceOverlapError extends ConflictError {
   }
 }
 
+/**
+ * Found at start-up: two users' workspaces overlap (API_KEYS gained a user whose directory lies
+ * inside paths stored for another). The service does not start until one of them changes.
+ */
+export class WorkspacesOverlapAtStartError extends Error {
+  constructor(readonly owner: string, readonly other: string, readonly path: string) {
+    super(`the workspaces of users ${owner} and ${other} overlap at ${path}: each would reach the other's files. Change one of them (API_KEYS, or the stored user's workspace_paths) before starting`);
+  }
+}
+
 /** A workspace path that cannot be one: missing, not a directory, not absolute. */
 export class WorkspacePathError extends UnprocessableError {}
 

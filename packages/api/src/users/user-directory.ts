@@ -1,7 +1,7 @@
 import { UserId } from '@mada/protocol';
 import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserRole, type UserUsage } from '../db/user-repository.js';
 import { keyDigest, newKey } from './api-keys.js';
-import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError } from './errors.js';
+import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError, WorkspacesOverlapAtStartError } from './errors.js';
 import { startOfUtcDay } from '../util/utc-day.js';
 import type { StoredKeyCache } from './key-cache.js';
 import type { Tenancy, WorkspaceOwner, Workspaces } from './workspace-paths.js';
@@ -150,6 +150,16 @@ export class UserDirectory {
       // The database is down (/health says so): the last answer stands.
     }
     return this.lastTenancy;
+  }
+
+  /**
+   * Start-up's check that no two users' workspaces overlap: one whose paths hold another's would
+   * let that user's agents reach the other's files. Throws WorkspaceOverlapError naming both.
+   */
+  async assertWorkspacesApart(): Promise<void> {
+    if (!this.options.keyed) return;
+    const found = await this.options.workspaces.findOverlap(await this.owners());
+    if (found) throw new WorkspacesOverlapAtStartError(found.owner, found.other, found.path);
   }
 
   async list(): Promise<User[]> {

@@ -34,6 +34,10 @@ function contains(outer: string, inner: string): boolean {
 
 const overlap = (a: string, b: string): boolean => contains(a, b) || contains(b, a);
 
+/** The index of the first of `mine` that overlaps any of `theirs`, or -1. */
+const overlappingIndex = (mine: readonly string[], theirs: readonly string[]): number =>
+  mine.findIndex((path) => theirs.some((their) => overlap(path, their)));
+
 const codeOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
 
 /** The service's own uid: every workspace directory must be its own. */
@@ -143,12 +147,33 @@ export class Workspaces {
     const mine = await this.comparable(owner);
     const names = owner.storedPaths.length > 0 ? shown : mine;
     for (const other of others) {
-      if (other.id === owner.id) continue;
-      if (this.sharesAllowedPaths(owner) && this.sharesAllowedPaths(other)) continue;
-      const theirs = await this.comparable(other);
-      const index = mine.findIndex((path) => theirs.some((their) => overlap(path, their)));
+      if (!this.mayOverlap(owner, other)) continue;
+      const index = overlappingIndex(mine, await this.comparable(other));
       if (index >= 0) throw new WorkspaceOverlapError(names[index] ?? mine[index]!);
     }
+  }
+
+  /**
+   * The first two users whose workspaces overlap, if any. Storing a user checks them against the
+   * others, but API_KEYS can gain a user at any restart whose WORKSPACES_DIR directory lies inside
+   * paths stored earlier for someone else: start-up asks this of everyone.
+   */
+  async findOverlap(owners: readonly WorkspaceOwner[]): Promise<{ owner: string; other: string; path: string } | undefined> {
+    // Each user's paths resolved once: the pairs are then compared as text.
+    const resolved = await Promise.all(owners.map((owner) => this.comparable(owner)));
+    for (let i = 0; i < owners.length; i += 1) {
+      for (let j = i + 1; j < owners.length; j += 1) {
+        if (!this.mayOverlap(owners[i]!, owners[j]!)) continue;
+        const index = overlappingIndex(resolved[i]!, resolved[j]!);
+        if (index >= 0) return { owner: owners[i]!.id, other: owners[j]!.id, path: resolved[i]![index]! };
+      }
+    }
+    return undefined;
+  }
+
+  /** Two users who both fall back to ALLOWED_PATHS share it by design (version 1.1). */
+  private mayOverlap(owner: WorkspaceOwner, other: WorkspaceOwner): boolean {
+    return other.id !== owner.id && !(this.sharesAllowedPaths(owner) && this.sharesAllowedPaths(other));
   }
 
   /**
