@@ -226,7 +226,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const turns = new ConversationTurns({ runs: deps.runs, turns: deps.turns, conversations: deps.conversations, engine: deps.engine, gates });
     await scope.register(conversationTurnRoutes, { turns, runs: deps.runs, messageLimits, ...ping });
     await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
-    await scope.register(approvalRoutes, { approvals: deps.approvals });
+    await scope.register(approvalRoutes, { approvals: deps.approvals, ...ping });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
     await scope.register(userRoutes, { users: deps.users });
     await scope.register(auditRoutes, { audit: deps.audit });
