@@ -52,7 +52,7 @@ import { auditRoutes } from './http/routes/audit.js';
 import { consoleRoutes } from './http/routes/console.js';
 import { sessionRoutes } from './http/routes/session.js';
 import { sessionCaller } from './http/console-session.js';
-import { ConsoleSessions } from './users/console-sessions.js';
+import type { ConsoleSessions } from './users/console-sessions.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { VERSION } from './version.js';
@@ -69,6 +69,7 @@ export interface AppDeps {
   checkpoints: CheckpointService;
   users: UserDirectory;
   audit: AuditLog;
+  sessions: ConsoleSessions;
   /** Interval of the `: ping` comment on event streams (15 s). */
   pingIntervalMs?: number;
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
@@ -208,7 +209,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   );
   await app.register(metricsRoutes, { metrics, localMode: auth.localMode, token: settings.metricsToken, failures });
-  const sessions = new ConsoleSessions(settings.consoleSessionHours * 3_600_000);
+  const { sessions } = deps;
   await app.register(sessionRoutes, { auth, sessions, failures });
   await app.register(consoleRoutes, deps.consoleDir === undefined ? {} : { dir: deps.consoleDir });
   const ping = deps.pingIntervalMs === undefined ? {} : { pingIntervalMs: deps.pingIntervalMs };
@@ -225,7 +226,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const turns = new ConversationTurns({ runs: deps.runs, turns: deps.turns, conversations: deps.conversations, engine: deps.engine, gates });
     await scope.register(conversationTurnRoutes, { turns, runs: deps.runs, messageLimits, ...ping });
     await scope.register(runRoutes, { runs: deps.runs, engine: deps.engine, approvals: deps.approvals, messageLimits, ...ping });
-    await scope.register(approvalRoutes, { approvals: deps.approvals });
+    await scope.register(approvalRoutes, { approvals: deps.approvals, ...ping });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
     await scope.register(userRoutes, { users: deps.users });
     await scope.register(auditRoutes, { audit: deps.audit });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { AgentEngine, type EngineDeps } from './agents/engine.js';
 import { ExpirySweeper } from './conversations/expiry-sweeper.js';
 import { ConversationService } from './conversations/service.js';
+import { ConsoleSessions } from './users/console-sessions.js';
 import { TurnService } from './conversations/turn-service.js';
 import { openRepository } from './db/open.js';
 import type { ConversationRepository } from './db/repository.js';
@@ -52,6 +53,8 @@ export interface Services {
   users: UserDirectory;
   /** The hash-chained audit log: read and verified by admins. */
   audit: AuditLog;
+  /** The browser console's sign-ins, stored in the database. */
+  sessions: ConsoleSessions;
   close(): Promise<void>;
 }
 
@@ -243,6 +246,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
   });
   metrics.countPendingApprovals(() => approvals.waiting);
+  const sessions = new ConsoleSessions(repository.consoleSessions, settings.consoleSessionHours * 3_600_000, () => now().getTime());
+  sessions.startSweeping((error) => log.error({ err: error }, 'console session sweep failed'));
   const audit = new AuditLog(repository.audit);
   const serviceDetail = { version: VERSION, database: repository.dialect, keyed };
   await audit.append({ at: now(), actor: SYSTEM_ACTOR, action: 'service.started', target: null, detail: serviceDetail });
@@ -258,7 +263,9 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     checkpoints,
     toolHost,
     users,
+    sessions,
     async close() {
+      sessions.stopSweeping();
       await runSweeper.stop();
       await runs.close();
       // A host the caller passed in is the caller's to close.

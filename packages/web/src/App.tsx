@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import type { MeResponse } from '@mada/protocol';
 import { api, ApiError, whenSignedOut } from './api.js';
-import { usePendingApprovals } from './approvals.js';
+import { useLiveApprovals } from './approvals.js';
 import { Inbox } from './Inbox.js';
 import { RunPage } from './RunPage.js';
 import { Runs } from './Runs.js';
@@ -40,8 +40,7 @@ function Link({ to, current, children }: { to: string; current: boolean; childre
 
 function Console({ me, onSignOut }: { me: MeResponse; onSignOut: () => void }) {
   const path = usePath();
-  const pending = usePendingApprovals();
-  const count = pending.data?.approvals.length ?? 0;
+  const count = useLiveApprovals()?.approvals.length ?? 0;
   useTitleCount(count);
   return (
     <>

@@ -4,6 +4,7 @@ import type { ApprovalDecision, ApprovalResponse, RunResponse } from '@mada/prot
 import { describeCall } from '@mada/protocol/browser';
 import { api, ApiError } from './api.js';
 import { PENDING_KEY, usePendingApprovals } from './approvals.js';
+import { useNotificationPermission } from './notifications.js';
 import { navigate } from './router.js';
 import { timeLeft, useNow } from './time.js';
 
@@ -81,9 +82,18 @@ export function Inbox() {
   const now = useNow();
   const approvals = pending.data?.approvals ?? [];
   const [refused, setRefused] = useState<string | null>(null);
+  const notifications = useNotificationPermission();
   return (
     <section aria-labelledby="inbox-title">
       <h1 id="inbox-title">Inbox</h1>
+      {notifications.permission === 'default' ? (
+        <p className="small">
+          <button type="button" className="quiet" onClick={notifications.ask}>
+            Turn on notifications
+          </button>{' '}
+          to hear of a new approval while the console is open in another tab.
+        </p>
+      ) : null}
       {pending.error ? (
         <p role="alert" className="error">
           {pending.error.message}

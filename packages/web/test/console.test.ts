@@ -5,6 +5,7 @@ import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit'
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../api/test/support/app.js';
+import { createTestDatabase, type TestDatabase } from '../../api/test/support/databases.js';
 import { until } from '../../api/test/support/until.js';
 import { buildConsole, launchChromium, phonePage, PHONE, seriousViolations } from './browser.js';
 
@@ -12,8 +13,21 @@ import { buildConsole, launchChromium, phonePage, PHONE, seriousViolations } fro
  * The console in a real browser (the system's headless Chromium) against the real service on
  * loopback and the scripted model: sign in with a stored key, see a run's approval arrive in the
  * Inbox at phone size, approve it, and the run does what it asked; follow a run on its page
- * across a reload and cancel it.
+ * across a reload and cancel it; an approval answered elsewhere leaves the Inbox at once; the
+ * session outlives a restart of the service.
  */
+
+/** Records the browser notifications the page makes (allowed beforehand), for the test to read. */
+const RECORD_NOTIFICATIONS = `
+  window.__notified = [];
+  const Native = window.Notification;
+  window.Notification = class extends Native {
+    constructor(title, options) {
+      super(title, options);
+      window.__notified.push(title + ' | ' + (options && options.body));
+    }
+  };
+`;
 
 const ADMIN_KEY = 'root-key-7f3a9c20e4b1';
 
@@ -28,6 +42,16 @@ describe('the console in a browser', () => {
     const response = await fetch(`${address}${path}`, {
       method,
       headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return (await response.json()) as Record<string, unknown>;
+  };
+
+  /** A request as root, with the key, to the service at `here`. */
+  const call = async (here: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    const response = await fetch(`${here}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'x-api-key': ADMIN_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return (await response.json()) as Record<string, unknown>;
@@ -155,5 +179,115 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
     expect(existsSync(join(t.workdir, 'kept.txt'))).toBe(true);
     expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
+  }, 60_000);
+
+  /**
+   * A service of the test's own, with a model of its own: what a cancelled run of another test
+   * left in the shared model's script cannot answer this one's runs.
+   */
+  async function ownService(database?: TestDatabase): Promise<{ app: TestApp; model: ScriptedModel; address: string }> {
+    const own = await startScriptedModel();
+    const app = await createTestApp({
+      model: { url: own.url },
+      consoleDir,
+      env: { API_KEYS: `root:${ADMIN_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' },
+      ...(database === undefined ? {} : { database }),
+    });
+    return { app, model: own, address: await app.app.listen({ port: 0, host: '127.0.0.1' }) };
+  }
+
+  /** Signs in with the key on a new phone-size page of the service at `here`. */
+  async function signInAt(here: string, key: string, prepare?: (page: Awaited<ReturnType<typeof phonePage>>['page']) => Promise<void>) {
+    const opened = await phonePage(browser);
+    await prepare?.(opened.page);
+    await opened.page.goto(`${here}/app/`);
+    await opened.page.getByLabel('API key').fill(key);
+    await opened.page.getByRole('button', { name: 'Sign in' }).click();
+    await opened.page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    return opened.page;
+  }
+
+  it('takes an approval answered elsewhere out of the Inbox at once, counts them in the title, notifies, and explains a 409', async () => {
+    const own = await ownService();
+    try {
+      const key = ADMIN_KEY;
+      const ask = (path: string, body?: unknown) => call(own.address, path, body);
+      const page = await signInAt(own.address, key);
+      await page.getByRole('button', { name: 'Turn on notifications' }).waitFor();
+      await page.context().grantPermissions(['notifications'], { origin: own.address });
+      await page.context().addInitScript(RECORD_NOTIFICATIONS);
+      await page.reload();
+      await page.getByText('No approval is waiting.').waitFor();
+      // Allowed now: the button that asks is gone.
+      expect(await page.getByRole('button', { name: 'Turn on notifications' }).count()).toBe(0);
+
+      // Each run asks first; both answers come after (the script is one queue, in order).
+      own.model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'rm first.txt' } }));
+      await ask('/runs', { agent_type: 'task', prompt: 'first', working_dir: own.app.workdir });
+      const first = page.getByRole('article').filter({ hasText: 'rm first.txt' });
+      await first.waitFor({ timeout: 10_000 });
+      own.model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'rm second.txt' } }), scripted.text('ok'), scripted.text('ok'));
+      await ask('/runs', { agent_type: 'task', prompt: 'second', working_dir: own.app.workdir });
+      const second = page.getByRole('article').filter({ hasText: 'rm second.txt' });
+      await second.waitFor({ timeout: 10_000 });
+      await until(() => page.title(), (title) => title === '(2) mada', 'two in the title');
+      const notified = await until(() => page.evaluate('window.__notified') as Promise<string[]>, (list) => list.length === 2, 'two notifications');
+      expect(notified).toEqual(['mada: approval waiting | bash: rm first.txt', 'mada: approval waiting | bash: rm second.txt']);
+
+      // Answered with the key (the CLI, a script): the card leaves without a reload, long before
+      // the fallback poll (30 s) would ask.
+      const pending = (await ask('/approvals?status=pending')).approvals as { id: string; args: { command: string } }[];
+      const idOf = (command: string): string => pending.find((approval) => approval.args.command === command)!.id;
+      await ask(`/approvals/${idOf('rm first.txt')}`, { decision: 'deny', message: 'not now' });
+      await first.waitFor({ state: 'detached', timeout: 3000 });
+      await until(() => page.title(), (title) => title === '(1) mada', 'one in the title');
+      expect(await second.count()).toBe(1);
+
+      // A second tab whose stream is cut still shows the card (the list is read on opening); the
+      // answer it sends after another answered gets the 409, said in the Inbox.
+      const other = await signInAt(own.address, key, async (tab) => void (await tab.route('**/approvals/events', (route) => route.abort())));
+      const stale = other.getByRole('article').filter({ hasText: 'rm second.txt' });
+      await stale.waitFor();
+      await ask(`/approvals/${idOf('rm second.txt')}`, { decision: 'deny' });
+      await second.waitFor({ state: 'detached', timeout: 3000 });
+      await stale.getByRole('button', { name: 'Approve', exact: true }).click();
+      await other.getByRole('alert').filter({ hasText: 'Not answered here: bash: rm second.txt: Approval already decided' }).waitFor();
+      await other.getByRole('heading', { name: 'Inbox' }).waitFor();
+      await until(() => page.title(), (title) => title === 'mada', 'the count to leave the title');
+      await other.context().close();
+      await page.context().close();
+    } finally {
+      await own.app.close();
+      await own.model.close();
+    }
+  }, 60_000);
+  it('keeps the session across a restart of the service on the same database', async () => {
+    const database = await createTestDatabase('sqlite');
+    // The first service leaves the database file in place when it stops; the second opens it anew.
+    const before = await ownService({ ...database, drop: async () => undefined });
+    let after: TestApp | undefined;
+    try {
+      const here = before.address;
+      const page = await signInAt(here, ADMIN_KEY);
+      await page.getByText('No approval is waiting.').waitFor();
+      await before.app.close();
+
+      after = await createTestApp({ model: { url: before.model.url }, consoleDir, env: { API_KEYS: `root:${ADMIN_KEY}`, RATE_LIMIT_PER_MINUTE: '0' }, shareDatabaseOf: before.app });
+      expect(await after.app.listen({ port: Number(new URL(here).port), host: '127.0.0.1' })).toBe(here);
+      // The open page's stream comes back on its own, signed in by the same cookie.
+      before.model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'rm after.txt' } }));
+      expect(typeof (await call(here, '/runs', { agent_type: 'task', prompt: 'after', working_dir: after.workdir })).id).toBe('string');
+      const card = page.getByRole('article').filter({ hasText: 'rm after.txt' });
+      await card.waitFor({ timeout: 10_000 });
+      // And a reload finds the console, not the sign-in.
+      await page.reload();
+      await card.waitFor();
+      expect(await page.getByLabel('API key').count()).toBe(0);
+      await page.context().close();
+    } finally {
+      await after?.close();
+      await before.model.close();
+      await database.drop();
+    }
   }, 60_000);
 });

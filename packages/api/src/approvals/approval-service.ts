@@ -8,6 +8,7 @@ import type { GateFactory } from '../runs/agent-job.js';
 import { isWithin, resolveReal } from '../tools/sandbox/paths.js';
 import type { ApprovalAnswer, ApprovalAsk, ApprovalGate } from '../tools/tool.js';
 import { decidedEntry, expiredEntry, ruleEntry } from './audit-entries.js';
+import { Wake } from '../util/wake.js';
 import { ApprovalDecidedError, ApprovalForbiddenError, ApprovalNotFoundError } from './errors.js';
 
 export const APPROVAL_TIMED_OUT = 'Approval timed out';
@@ -21,6 +22,9 @@ export interface ApprovalServiceOptions {
   pollMs?: number;
   now?: () => Date;
 }
+
+/** The bus's topic for one user's approvals: never a run's id, which is a UUID. */
+const userTopic = (userId: string): string => `approvals:${userId}`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -82,7 +86,26 @@ export class ApprovalService {
     }
     this.waiters.get(decided.id)?.();
     await this.options.bus.publish(decided.runId);
+    await this.announce(userId);
     return decided;
+  }
+
+  /**
+   * Calls `listener` when the user's pending approvals may have changed (asked, answered, expired,
+   * ended with their run), here or on another replica; returns the unsubscribe function.
+   */
+  watch(userId: string, listener: () => void): () => void {
+    return this.options.bus.subscribe(userTopic(userId), () => listener());
+  }
+
+  /** How often a watcher should read on its own, for notifications the bus may lose. */
+  get watchPollMs(): number {
+    return this.options.bus.pollMs;
+  }
+
+  /** Tells the user's watchers, on every replica; a lost notice is made up by their poll. */
+  private async announce(userId: string): Promise<void> {
+    await this.options.bus.publish(userTopic(userId));
   }
 
   /**
@@ -111,6 +134,7 @@ export class ApprovalService {
       createdAt,
       expiresAt: new Date(createdAt.getTime() + this.options.timeoutMs),
     });
+    await this.announce(run.userId);
     emit({
       event: 'approval_requested',
       approval_id: approval.id,
@@ -142,11 +166,13 @@ export class ApprovalService {
         if (current.status !== 'pending') return current;
         if (signal.aborted) {
           await this.options.store.denyPendingOfRun(approval.runId, messageOf(signal.reason), this.now());
+          await this.announce(approval.userId);
           signal.throwIfAborted();
         }
         if (this.now() >= current.expiresAt) {
           const now = this.now();
           await this.options.store.decideApproval(approval.id, { status: 'denied', message: APPROVAL_TIMED_OUT, now }, expiredEntry(now));
+          await this.announce(approval.userId);
           continue;
         }
         await wake.next();
@@ -173,27 +199,3 @@ function realDirectory(path: string): string | undefined {
 const actsInside = (root: string, reach: readonly string[] | undefined): boolean => reach !== undefined && reach.every((path) => isWithin(root, path));
 
 const messageOf = (reason: unknown): string => (reason instanceof Error ? reason.message : String(reason));
-
-/** A level-triggered wake-up: a notify before next() is waited for is not lost. */
-class Wake {
-  private pending = false;
-  private resolve: (() => void) | undefined;
-
-  readonly notify = (): void => {
-    if (this.resolve) {
-      const resolve = this.resolve;
-      this.resolve = undefined;
-      resolve();
-    } else {
-      this.pending = true;
-    }
-  };
-
-  next(): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => (this.resolve = resolve));
-  }
-}

@@ -21,6 +21,8 @@ import {
 } from './repository.js';
 import type { RunRepository } from './run-repository.js';
 import { DrizzleUserRepository } from './drizzle-user-repository.js';
+import { DrizzleConsoleSessionRepository } from './drizzle-console-session-repository.js';
+import type { ConsoleSessionRepository } from './console-session-repository.js';
 import { DrizzleAuditRepository } from './drizzle-audit-repository.js';
 import type { AuditRepository } from './audit-repository.js';
 import type { UserRepository } from './user-repository.js';
@@ -41,6 +43,7 @@ export class DrizzleRepository implements ConversationRepository {
   readonly runs: RunRepository;
   readonly approvals: ApprovalRepository;
   readonly users: UserRepository;
+  readonly consoleSessions: ConsoleSessionRepository;
   readonly audit: AuditRepository;
   private readonly t;
   private readonly contents: ContentLoader;
@@ -61,6 +64,7 @@ export class DrizzleRepository implements ConversationRepository {
     this.runs = new DrizzleRunRepository(adapter, texts);
     this.approvals = new DrizzleApprovalRepository(adapter);
     this.users = new DrizzleUserRepository(adapter);
+    this.consoleSessions = new DrizzleConsoleSessionRepository(adapter);
     this.audit = new DrizzleAuditRepository(adapter);
     this.contents = texts === undefined ? (id) => this.contentHere(id) : (id) => texts.load({ messageId: id });
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);

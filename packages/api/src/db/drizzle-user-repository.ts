@@ -46,6 +46,12 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.transaction(async (tx) => {
       const [stored] = await tx.update(u).set(changes).where(eq(u.id, id)).returning();
       if (!stored) return undefined;
+      // A disabled user's console sessions end with the change, on every replica.
+      if (changes.disabled === true) {
+        const s = this.t.consoleSessions;
+        const k = this.t.apiKeys;
+        await tx.delete(s).where(inArray(s.keyDigest, tx.select({ digest: k.digest }).from(k).where(eq(k.userId, id))));
+      }
       // The fields the request set, with their new values: what was decided, not the whole user.
       const detail: AuditDetail = Object.fromEntries(Object.keys(changes).map((field) => [snakeCase(field), userDetail(stored)[snakeCase(field)] ?? null]));
       await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'user.updated', target: `user:${id}`, detail });
@@ -75,7 +81,10 @@ export class DrizzleUserRepository implements UserRepository {
         .update(k)
         .set({ revokedAt: now })
         .where(and(mine, isNull(k.revokedAt)))
-        .returning({ id: k.id });
+        .returning({ id: k.id, digest: k.digest });
+      const s = this.t.consoleSessions;
+      // The console sessions signed in with the key end with it.
+      for (const { digest } of revoked) await tx.delete(s).where(eq(s.keyDigest, digest));
       // A second revocation changes nothing, so it records nothing.
       if (revoked.length > 0) await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'key.revoked', target: `key:${keyId}`, detail: { user: userId } });
       return (await tx.select().from(k).where(mine))[0];

@@ -2,6 +2,7 @@ import type { ApprovalRepository } from './approval-repository.js';
 import type { RunRepository } from './run-repository.js';
 import type { AuditRepository } from './audit-repository.js';
 import type { UserRepository } from './user-repository.js';
+import type { ConsoleSessionRepository } from './console-session-repository.js';
 
 /**
  * The one interface the rest of the service uses for stored conversations, implemented once over
@@ -112,6 +113,8 @@ export interface ConversationRepository {
   readonly approvals: ApprovalRepository;
   /** Stored users and their keys. */
   readonly users: UserRepository;
+  /** The browser console's sign-ins. */
+  readonly consoleSessions: ConsoleSessionRepository;
   /** The hash-chained audit log. */
   readonly audit: AuditRepository;
   ping(): Promise<void>;

@@ -48,12 +48,12 @@ export function sessionCaller(auth: Authenticator, sessions: ConsoleSessions): S
     const id = sessionIdOf(request);
     if (id === undefined) return undefined;
     return (async (): Promise<Caller> => {
-      const session = sessions.find(id);
+      const session = await sessions.find(id);
       if (session === undefined) throw new UnauthorizedError('Session expired');
       if (!READ_ONLY.has(request.method)) requireOwnOrigin(request);
       const caller = await auth.identifyDigest(session.keyDigest);
       if (caller === undefined) {
-        sessions.end(id);
+        await sessions.end(id);
         throw new UnauthorizedError('Invalid API key');
       }
       return caller;

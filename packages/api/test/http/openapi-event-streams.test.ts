@@ -52,10 +52,13 @@ describe('the OpenAPI document of the event streams', () => {
           return schema ? [[`${method.toUpperCase()} ${path}`, schema] as const] : [];
         }),
       );
-      expect(streams.map(([route]) => route).sort()).toEqual(['GET /runs/{run_id}/events', 'POST /agents/stream', 'POST /conversations/{conversation_id}/stream']);
+      expect(streams.map(([route]) => route).sort()).toEqual(['GET /approvals/events', 'GET /runs/{run_id}/events', 'POST /agents/stream', 'POST /conversations/{conversation_id}/stream']);
       const defined = [...protocolKinds()].sort();
       expect(defined).toEqual(expect.arrayContaining(['tool_start', 'response', 'approval_requested', 'done', 'error']));
-      for (const [route, schema] of streams) expect({ route, kinds: [...eventKinds(schema, document)].sort() }).toEqual({ route, kinds: defined });
+      // The approvals stream sends lists of pending approvals, not a run's events.
+      const [, approvals] = streams.find(([route]) => route === 'GET /approvals/events')!;
+      expect(approvals.$ref).toBe('#/components/schemas/ApprovalListResponse');
+      for (const [route, schema] of streams.filter(([route]) => route !== 'GET /approvals/events')) expect({ route, kinds: [...eventKinds(schema, document)].sort() }).toEqual({ route, kinds: defined });
     } finally {
       await t.close();
     }

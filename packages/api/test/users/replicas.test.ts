@@ -64,4 +64,31 @@ describe.skipIf(!TEST_DATABASE_URL)('keys across replicas on postgres', () => {
     expect((await call(addressA, ROOT_KEY, 'PATCH', '/users/jon', { disabled: false })).status).toBe(200);
     expect(await msUntilStatus(() => meOnB(key), 200)).toBeLessThan(1000);
   });
+
+  /** Signs in on `address` with the key: the `mada_session=…` pair of the cookie set. */
+  async function signIn(address: string, key: string): Promise<string> {
+    const answer = await fetch(`${address}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+    expect(answer.status).toBe(204);
+    return answer.headers.getSetCookie()[0]!.split(';')[0]!;
+  }
+  const meByCookie = async (address: string, cookie: string): Promise<number> => (await fetch(`${address}/me`, { headers: { cookie } })).status;
+
+  it('accepts a console session made on one replica on the other, and ends it there when its key is revoked', async () => {
+    const { key, keyId } = await userWithKey('kim');
+    const cookie = await signIn(addressA, key);
+    expect(await meByCookie(addressB, cookie)).toBe(200);
+    expect(await meByCookie(addressB, cookie)).toBe(200);
+    expect((await call(addressA, ROOT_KEY, 'DELETE', `/users/kim/keys/${keyId}`)).status).toBe(204);
+    expect(await msUntilStatus(() => meByCookie(addressB, cookie), 401)).toBeLessThan(1000);
+    expect(await meByCookie(addressB, cookie)).toBe(401);
+  });
+
+  it('ends a console session on the other replica at sign-out', async () => {
+    const { key } = await userWithKey('lea');
+    const cookie = await signIn(addressB, key);
+    expect(await meByCookie(addressA, cookie)).toBe(200);
+    const out = await fetch(`${addressB}/session`, { method: 'DELETE', headers: { cookie, origin: addressB } });
+    expect(out.status).toBe(204);
+    expect(await msUntilStatus(() => meByCookie(addressA, cookie), 401)).toBeLessThan(1000);
+  });
 });

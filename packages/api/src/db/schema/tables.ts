@@ -235,3 +235,21 @@ export const auditLog = pgTable(
   },
   (t) => [index('audit_log_actor_idx').on(t.actor, t.seq), index('audit_log_action_idx').on(t.action, t.seq)],
 );
+
+/**
+ * The browser console's sign-ins (TEAMS.md section 11), kept here so that a restart signs nobody
+ * out and every replica accepts every session. `digest` is the SHA-256 (hex) of the random session
+ * id the cookie carries: the table gives nobody a cookie to replay. `key_digest` is the digest of
+ * the key signed in with (as api_keys.digest, or of an API_KEYS key): every request checks that
+ * key again, so revoking it or disabling its user ends the session.
+ */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    digest: varchar('digest', { length: 64 }).primaryKey(),
+    keyDigest: varchar('key_digest', { length: 64 }).notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('console_sessions_key_idx').on(t.keyDigest, t.createdAt), index('console_sessions_expiry_idx').on(t.expiresAt)],
+);

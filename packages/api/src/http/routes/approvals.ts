@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   ApprovalListResponse,
@@ -10,15 +11,53 @@ import {
 } from '@mada/protocol';
 import { toApprovalResponse } from '../../approvals/approval-response.js';
 import type { ApprovalService } from '../../approvals/approval-service.js';
+import { streamPendingApprovals } from '../approval-stream.js';
 
 export interface ApprovalRoutesOptions {
   approvals: ApprovalService;
+  pingIntervalMs?: number;
 }
 
 const tags = ['approvals'];
 const security = [{ ApiKey: [] }];
 
-export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = async (app, { approvals }) => {
+export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = async (app, { approvals, pingIntervalMs }) => {
+  // The streams never end on their own: closing the service ends them, or its close would wait on them.
+  const closing = new AbortController();
+  // One listener per open stream: many are expected.
+  setMaxListeners(0, closing.signal);
+  app.addHook('preClose', async () => closing.abort());
+
+  app.get(
+    '/approvals/events',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "The caller's pending approvals as Server-Sent Events, sent again each time they change",
+        description: [
+          'Each frame is `data: <JSON>` and a blank line, the JSON as `GET /approvals?status=pending` answers:',
+          'the whole list on opening, then again whenever an approval of the caller is asked, answered, expires or ends with its run,',
+          'on this replica or another (within about a second; a lost notice within 2 s on PostgreSQL).',
+          "Only the caller's own approvals, admins included: only the owner may answer one. A `: ping` comment keeps the connection open; the stream does not end on its own.",
+        ].join(' '),
+        produces: ['text/event-stream'],
+        response: {
+          200: { description: 'text/event-stream of ApprovalListResponse frames', content: { 'text/event-stream': { schema: ApprovalListResponse } } },
+        },
+      },
+    },
+    async (request, reply) => {
+      await streamPendingApprovals(reply, {
+        approvals,
+        userId: request.caller.userId,
+        signal: closing.signal,
+        onError: (error) => request.log.warn({ err: error }, 'approval stream ended by an error'),
+        ...(pingIntervalMs === undefined ? {} : { pingIntervalMs }),
+      });
+    },
+  );
+
   app.get(
     '/approvals',
     {

@@ -40,8 +40,8 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRoutesOptions> = async 
       const { key } = request.body;
       await failures.guardAsync(request, () => auth.identify(key, limitedAddress(request.ip)));
       const previous = sessionIdOf(request);
-      if (previous !== undefined) sessions.end(previous);
-      const session = sessions.start(digest(key));
+      if (previous !== undefined) await sessions.end(previous);
+      const session = await sessions.start(digest(key));
       setSessionCookie(request, reply, session.id, session.expiresAt);
       return reply.code(204).send();
     },
@@ -61,7 +61,7 @@ export const sessionRoutes: FastifyPluginAsyncZod<SessionRoutesOptions> = async 
       const id = sessionIdOf(request);
       if (id !== undefined) {
         requireOwnOrigin(request);
-        sessions.end(id);
+        await sessions.end(id);
       }
       clearSessionCookie(reply);
       return reply.code(204).send();
