@@ -39,7 +39,7 @@ afterEach(async () => {
   service = model = undefined;
 });
 
-const SLOW = 90_000;
+const SLOW = 150_000;
 
 describe("the README's quick start", () => {
   it("lets a newcomer's `mada -d ~/shop` reach their own project, which the service's default refuses with the fix", async () => {
