@@ -6,6 +6,8 @@ import { pino, type DestinationStream } from 'pino';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
+import { runtimeProbes } from './health/runtime-probes.js';
+import { locateProgram } from './tools/sandbox/exec/program-path.js';
 import { SandboxProbes } from './tools/sandbox/launcher.js';
 import type { ToolHost } from './tools/tool-host.js';
 import { bashNetwork } from './tools/sandbox/network-reach.js';
@@ -96,10 +98,8 @@ export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?:
 const checkingIntervalMs = (settings: Settings): number => Math.min(30_000, Math.max(100, (settings.requestTimeoutSeconds * 1000) / 4));
 
 function defaultDependencies(settings: Settings): Record<string, Probe> {
-  const modelUrl = settings.llmProvider === 'ollama' ? `${settings.llmBaseUrl}/api/tags` : `${settings.llmBaseUrl}/models`;
-  const modelHeaders: Record<string, string> = settings.llmApiKey ? { authorization: `Bearer ${settings.llmApiKey}` } : {};
   return {
-    model_runtime: httpProbe(modelUrl, 2000, modelHeaders),
+    ...runtimeProbes(settings),
     search_engine: httpProbe(`${settings.searchEngineUrl}/healthz`),
   };
 }
@@ -108,7 +108,9 @@ async function sandboxFacts(settings: Settings, probes: SandboxProbes): Promise<
   // 'bubblewrap', 'unavailable' (shell tools refuse) or 'disabled' (SANDBOX_ENABLED=false);
   // bash_network 'host' says bash reaches the host's loopback services too; 'own' that it does not.
   const sandbox = await probes.detect(settings);
-  return { sandbox: sandbox.state, bash_network: bashNetwork(settings, sandbox) };
+  // ripgrep (else the slower JavaScript search) and git (checkpoints), looked for where the tools look.
+  const found = (name: string): string => (locateProgram(name, process.env.PATH ?? '') === undefined ? 'missing' : 'ok');
+  return { sandbox: sandbox.state, bash_network: bashNetwork(settings, sandbox), ripgrep: found('rg'), git: found('git') };
 }
 
 function databaseProbe(conversations: ConversationService): Probe {

@@ -5,6 +5,7 @@ import { attachCommand, type AttachFlags } from './commands/attach.js';
 import { cancelCommand } from './commands/cancel.js';
 import { approveCommand, approvalsCommand, denyCommand, type ApprovalsFlags, type DecideFlags } from './commands/approvals.js';
 import { chatCommand, type ChatFlags } from './commands/chat.js';
+import { doctorCommand, type DoctorFlags } from './commands/doctor.js';
 import { diffCommand, revertCommand, type RevertFlags } from './commands/checkpoints.js';
 import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
@@ -87,6 +88,14 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .option('--json', 'print JSON')
     .action(async (flags: StatusFlags) => {
       result.code = await statusCommand(flags, terminal);
+    });
+
+  command('doctor', 'check what agents need (programs, model, database, workspace) and print the line that fixes each problem')
+    .option('-d, --directory <path>', 'the directory agents should reach (default: the current one)')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: DoctorFlags) => {
+      result.code = await doctorCommand(flags, terminal);
     });
 
   command('sessions', 'list your stored sessions, most recent first')

@@ -1,10 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validate } from '@readme/openapi-parser';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { startScriptedModel } from '@mada/testkit';
 import { buildApp } from '../../src/app.js';
+import { runtimeProbes } from '../../src/health/runtime-probes.js';
+import { locateProgram } from '../../src/tools/sandbox/exec/program-path.js';
 import { detectSandbox } from '../../src/tools/sandbox/launcher.js';
 import { VERSION } from '../../src/version.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -28,7 +31,7 @@ describe('GET /health', () => {
     expect(response.json()).toEqual({
       status: 'healthy',
       version: VERSION,
-      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork() },
+      checks: { database: 'ok', model_runtime: 'ok', search_engine: 'ok', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork(), ripgrep: 'ok', git: 'ok' },
       // No runtime answered introspection: LLM_NUM_CTX and native tool calls until one does.
       model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
       // Local mode: one user, sharing with nobody.
@@ -48,6 +51,27 @@ describe('GET /health', () => {
     const off = await createTestApp({ env: { SANDBOX_NETWORK: 'false' } });
     expect((await off.app.inject({ url: '/health' })).json()).toMatchObject({ checks: { sandbox: 'bubblewrap', bash_network: 'none' } });
     await off.close();
+  });
+
+  it('says when ripgrep or git is not on the PATH the tools search', async () => {
+    const path = process.env.PATH;
+    // Every program the sandbox needs, without rg and git.
+    const bin = mkdtempSync(join(tmpdir(), 'mada-health-bin-'));
+    for (const program of ['bwrap', 'prlimit', 'slirp4netns']) {
+      const found = locateProgram(program, path ?? '');
+      if (found !== undefined) symlinkSync(found, join(bin, program));
+    }
+    process.env.PATH = bin;
+    try {
+      const t = await createTestApp();
+      const app = await buildApp({ ...t, probes: { dependencies: {} }, logger: pino({ level: 'silent' }) });
+      expect((await app.inject({ url: '/health' })).json()).toMatchObject({ status: 'healthy', checks: { ripgrep: 'missing', git: 'missing' } });
+      await app.close();
+      await t.close();
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it('says when the sandbox is enabled but bubblewrap cannot be found', async () => {
@@ -74,13 +98,37 @@ describe('GET /health', () => {
       {
         status: 'degraded',
         version: VERSION,
-        checks: { database: 'ok', model_runtime: 'unreachable', search_engine: 'unreachable', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork() },
+        checks: { database: 'ok', model_runtime: 'unreachable', model: 'unknown', search_engine: 'unreachable', sandbox: 'bubblewrap', bash_network: await expectedBashNetwork(), ripgrep: 'ok', git: 'ok' },
         model: { name: 'qwen2.5-coder:7b', context_window: 32768, tool_calls: 'native' },
         tenancy: 'per_user',
       },
     ]);
     await app.close();
     await t.close();
+  });
+
+  it('says whether the runtime has the configured model, and is degraded while it does not', async () => {
+    const model = await startScriptedModel({ models: ['qwen2.5-coder:7b', 'llama3:latest'] });
+    const health = async (provider: string, name: string) => {
+      const url = provider === 'ollama' ? model.url : model.openaiUrl;
+      const t = await createTestApp({ env: { LLM_PROVIDER: provider, LLM_BASE_URL: url, LLM_MODEL: name, SEARCH_ENGINE_URL: 'http://127.0.0.1:9' } });
+      // The runtime's probes as the service makes them; only the search engine is left out.
+      const app = await buildApp({ ...t, probes: { dependencies: { ...runtimeProbes(t.settings), search_engine: async () => 'ok' } }, logger: pino({ level: 'silent' }) });
+      const body = (await app.inject({ url: '/health' })).json<{ status: string; checks: Record<string, string> }>();
+      await app.close();
+      await t.close();
+      return [body.status, body.checks.model_runtime, body.checks.model];
+    };
+    try {
+      expect(await health('ollama', 'qwen2.5-coder:7b')).toEqual(['healthy', 'ok', 'ok']);
+      // Ollama names an untagged model by its `:latest` tag.
+      expect(await health('ollama', 'llama3')).toEqual(['healthy', 'ok', 'ok']);
+      expect(await health('ollama', 'qwen3:32b')).toEqual(['degraded', 'ok', 'missing']);
+      expect(await health('openai', 'qwen2.5-coder:7b')).toEqual(['healthy', 'ok', 'ok']);
+      expect(await health('openai', 'qwen3:32b')).toEqual(['degraded', 'ok', 'missing']);
+    } finally {
+      await model.close();
+    }
   });
 
   it('says "shared" while two or more users reach the same ALLOWED_PATHS, "per_user" otherwise', async () => {

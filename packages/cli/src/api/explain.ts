@@ -1,3 +1,4 @@
+import { allowedPathsFix } from '../doctor/fix-lines.js';
 import { CliError } from '../errors.js';
 import {
   ApiError,
@@ -25,6 +26,13 @@ const UNREACHABLE: Record<string, string> = {
 function explainStatus(error: ApiError): CliError {
   const { status, detail } = error;
   switch (status) {
+    case 400: {
+      const outside = /^Working directory not allowed: (.+)$/s.exec(detail)?.[1];
+      if (outside !== undefined) {
+        return new CliError(`The service may not work in ${outside}: it is outside your workspace (400)`, `${allowedPathsFix(outside)}; \`mada doctor\` checks it`);
+      }
+      return new CliError(`The service answered 400: ${detail}`);
+    }
     case 401:
       return detail === 'Missing API key'
         ? new CliError('The service needs an API key (401 Missing API key)', 'set MADA_API_KEY or api.key in ~/.mada/config.toml')
