@@ -1,7 +1,8 @@
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { bytePath, pathBytes } from '../../util/byte-path.js';
-import { walkToParent } from '../../util/held-dir.js';
+import { bytePath, fsPath, pathBytes, shownPath } from '../../util/byte-path.js';
+import { walkToParent, type HeldDir } from '../../util/held-dir.js';
 
 /** What a protected path was before a command ran. */
 export type Entry =
@@ -16,17 +17,18 @@ export type Entry =
 const MAX_KEPT_BYTES = 4 * 1024 * 1024;
 const MAX_ENTRIES = 2000;
 
+/** What stands at `path` (a byte string, util/byte-path.ts) now. */
 export function entryOf(path: string): Entry {
   let stats;
   try {
-    stats = lstatSync(path);
+    stats = lstatSync(fsPath(path));
   } catch {
     return { kind: 'absent' };
   }
-  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(path, { encoding: 'buffer' }).toString('latin1') };
+  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(pathBytes(path), { encoding: 'buffer' }).toString('latin1') };
   if (stats.isDirectory()) return { kind: 'dir', mode: stats.mode & 0o7777 };
   const signature = `${stats.size}:${stats.mtimeMs}`;
-  if (stats.isFile() && stats.size <= MAX_KEPT_BYTES) return { kind: 'file', mode: stats.mode & 0o7777, signature, content: readFileSync(path) };
+  if (stats.isFile() && stats.size <= MAX_KEPT_BYTES) return { kind: 'file', mode: stats.mode & 0o7777, signature, content: readFileSync(fsPath(path)) };
   return { kind: 'file', mode: stats.mode & 0o7777, signature };
 }
 
@@ -41,12 +43,15 @@ export const same = (a: Entry, b: Entry): boolean => {
   return true;
 };
 
-/** The path and, for a directory (hooks), everything below it. */
+/** The path and, for a directory (hooks), everything below it; byte strings, as every name below. */
 function walk(path: string, out: Map<string, Entry>): void {
   const entry = entryOf(path);
   out.set(path, entry);
   if (entry.kind !== 'dir' || out.size > MAX_ENTRIES) return;
-  for (const name of readdirSync(path)) walk(join(path, name), out);
+  for (const name of readdirSync(pathBytes(path), { encoding: 'buffer' })) {
+    const text = name.toString('latin1');
+    if (!isPutBackTemporary(text)) walk(join(path, text), out);
+  }
 }
 
 /**
@@ -61,28 +66,85 @@ export function put(path: string, entry: Entry): void {
   putBytes(bytePath(path), entry);
 }
 
-/** `put` for a path that is a byte string already (util/byte-path.ts): the repository census's. */
+/**
+ * `put` for a path that is a byte string already (util/byte-path.ts): the repository census's.
+ *
+ * A file or link is never removed and made again: the new one is made under a temporary name in
+ * the same held directory and renamed over the target, so the target is at every moment either
+ * what stood there or what is put back. Another `bash` command's snapshot, taken while this one
+ * restores, would otherwise see the file missing, and its own restore would then delete it. A
+ * directory that is to stay a directory keeps what is in it and gets only its mode back.
+ */
 export function putBytes(path: string, entry: Entry): void {
   if (entry.kind === 'file' && entry.content === undefined) throw new Error('too large to keep a copy');
   const walked = walkToParent('/', path.slice(1), true);
   if (!('dir' in walked)) return; // never with `make`
   const { dir, name } = walked;
   try {
-    rmSync(dir.entry(name), { recursive: true, force: true });
-    if (entry.kind === 'dir') mkdirSync(dir.entry(name), { mode: entry.mode });
-    if (entry.kind === 'link') symlinkSync(pathBytes(entry.target), dir.entry(name));
-    if (entry.kind === 'dir' || entry.kind === 'file') {
-      const flags = entry.kind === 'dir' ? constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW : constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-      const fd = openSync(dir.entry(name), flags, entry.mode);
-      try {
-        if (entry.kind === 'file' && entry.content !== undefined) writeAll(fd, entry.content);
-        fchmodSync(fd, entry.mode);
-      } finally {
-        closeSync(fd);
-      }
-    }
+    if (entry.kind === 'absent') rmSync(dir.entry(name), { recursive: true, force: true });
+    else if (entry.kind === 'dir') putDirectory(dir, name, entry.mode);
+    else if (entry.kind === 'link') replace(dir, name, (temporary) => symlinkSync(pathBytes(entry.target), temporary));
+    else replace(dir, name, (temporary) => writeNew(temporary, entry.content ?? Buffer.alloc(0), entry.mode));
   } finally {
     dir.close();
+  }
+}
+
+/**
+ * The temporary names `putBytes` writes under, beside the target: the guards skip them in a
+ * directory they walk (`hooks`), as git does (it runs a hook only by its exact name). A concurrent
+ * check that took one for a planted hook would delete it before it is renamed into place.
+ */
+const TEMPORARY_PREFIX = '.mada-put-back-';
+export const isPutBackTemporary = (name: string): boolean => name.startsWith(TEMPORARY_PREFIX);
+
+/** Makes a new entry with `make` under a fresh name in `dir` and renames it over `name`. */
+function replace(dir: HeldDir, name: string, make: (temporary: Buffer) => void): void {
+  const temporary = `${TEMPORARY_PREFIX}${randomBytes(8).toString('hex')}`;
+  make(dir.entry(temporary));
+  try {
+    try {
+      renameSync(dir.entry(temporary), dir.entry(name));
+    } catch (error) {
+      // Only a directory the command left where a file or link was stops a rename over it: that
+      // one goes first (the target was wrong already, never a file another command keeps).
+      if (dir.stat(name)?.isDirectory() !== true) throw error;
+      rmSync(dir.entry(name), { recursive: true, force: true });
+      renameSync(dir.entry(temporary), dir.entry(name));
+    }
+  } catch (error) {
+    rmSync(dir.entry(temporary), { force: true });
+    throw error;
+  }
+}
+
+/** A new file (never one a link or a planted name leads to) with `content` and `mode`. */
+function writeNew(path: Buffer, content: Buffer, mode: number): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeAll(fd, content);
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A directory at `name` with `mode`. One standing there stays, with what is in it: removed and made
+ * again, its files (hooks the command never touched, so not put back one by one) were lost. Anything
+ * else standing there (a file, a link) is removed first; a directory cannot be renamed over it.
+ */
+function putDirectory(dir: HeldDir, name: string, mode: number): void {
+  const stats = dir.stat(name);
+  if (stats?.isDirectory() !== true) {
+    if (stats !== undefined) dir.unlink(name);
+    mkdirSync(dir.entry(name), { mode });
+  }
+  const fd = openSync(dir.entry(name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -97,7 +159,7 @@ function writeAll(fd: number, content: Buffer): void {
  */
 function realParent(path: string): string {
   try {
-    return join(realpathSync(dirname(path)), basename(path));
+    return join(realpathSync.native(pathBytes(dirname(path)), { encoding: 'buffer' }).toString('latin1'), basename(path));
   } catch {
     return path;
   }
@@ -112,13 +174,14 @@ function realParent(path: string): string {
 export class ProtectedSnapshot {
   private constructor(private readonly before: Map<string, Entry>) {}
 
+  /** `paths` are byte strings (util/byte-path.ts): a protected path may be named by bytes that are not UTF-8. */
   static take(paths: readonly string[]): ProtectedSnapshot {
     const before = new Map<string, Entry>();
     for (const path of paths) walk(realParent(path), before);
     return new ProtectedSnapshot(before);
   }
 
-  /** Puts back every changed path; returns the ones it restored, sorted. */
+  /** Puts back every changed path; returns the ones it restored, sorted, as text to show. */
   restore(): string[] {
     const after = new Map<string, Entry>();
     for (const path of this.before.keys()) walk(path, after);
@@ -129,10 +192,10 @@ export class ProtectedSnapshot {
       const now = after.get(path) ?? entryOf(path);
       if (same(was, now)) continue;
       try {
-        put(path, was);
-        restored.push(path);
+        putBytes(path, was);
+        restored.push(shownPath(path));
       } catch {
-        restored.push(`${path} (could not be restored)`);
+        restored.push(`${shownPath(path)} (could not be restored)`);
       }
     }
     return restored;

@@ -12,6 +12,7 @@ export interface PutBack {
  * What the command changed that it may not, put back by each guard in turn: the protected files,
  * the other repositories, the gitlinks. Each guard runs even when one before it failed, so one
  * guard's fault never leaves what another guards planted; the first fault is thrown after all ran.
+ * `protectedPaths` are the snapshot's, byte strings (util/byte-path.ts).
  */
 export async function putBack(
   snapshot: ProtectedSnapshot,

@@ -4,7 +4,7 @@ import { bytePath, fsPath, isPrintableAscii, pathBytes, shownPath } from '../../
 import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import type { PathSandbox } from './paths.js';
-import { putBytes, same, type Entry } from './protected-snapshot.js';
+import { isPutBackTemporary, putBytes, same, type Entry } from './protected-snapshot.js';
 
 /*
  * Every git repository under the allowed paths, not only the ones around the command's directory:
@@ -211,7 +211,7 @@ const PROTECTED_NAMES = ['config', 'config.worktree', 'commondir'];
 /**
  * What of a git directory runs code or points git elsewhere: `config`, `config.worktree`,
  * `commondir`, `hooks` and each hook in it (git's `*.sample` files never run, so they are left out:
- * renaming one into place is a new hook).
+ * renaming one into place is a new hook; so are the put-back's temporary names, see putBytes).
  */
 function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: Listed | undefined = cache.listed(gitDir, now)): Map<string, Seen> {
   // The git directory's listing (kept while its stat is unchanged) says which exist: making one
@@ -232,7 +232,7 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
   } else {
     found.set(hooks, { entry: { kind: 'dir', mode: hooksListed.stamp.mode }, ctimeMs: hooksListed.stamp.ctimeMs });
     for (const child of hooksListed.children) {
-      if (isSample(child.name)) continue;
+      if (isSample(child.name) || isPutBackTemporary(child.name)) continue;
       const path = childPath(hooks, child.name);
       found.set(path, cache.seen(path, now));
     }
@@ -536,7 +536,7 @@ export interface RepositoryWatch {
   /**
    * Puts back what the command changed in known repositories and cleans new ones. `handled`: paths
    * another mechanism already guards and restores (the protected files around the command), taken
-   * here as they are.
+   * here as they are; byte strings, as every path here.
    */
   check(handled: readonly string[]): Promise<CensusReport>;
 }
@@ -634,7 +634,6 @@ interface Undone {
 
 function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
   const restored: string[] = [];
-  const handledPaths = handled.map(bytePath);
   const hooks = childPath(gitDir, 'hooks');
   const current = protectedOf(cache, gitDir, now, listed);
   // Most repositories are unchanged: only the paths that differ are sorted (a directory before
@@ -642,7 +641,7 @@ function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, ha
   const differ = (path: string): boolean => !same(before.get(path)?.entry ?? ABSENT.entry, (current.get(path) ?? cache.seen(path, now)).entry);
   const changed = [...current.keys(), ...[...before.keys()].filter((path) => !current.has(path))].filter(differ);
   for (const path of changed.sort()) {
-    if (handledPaths.some((other) => inside(other, path))) continue;
+    if (handled.some((other) => inside(other, path))) continue;
     const was = before.get(path)?.entry ?? { kind: 'absent' };
     const is = current.get(path) ?? cache.seen(path, now);
     // A removal shows in the directory's ctime, anything else in the entry's own.
@@ -686,7 +685,7 @@ function cleanNew(cache: TreeCache, gitDir: string, movedFiles: ReadonlyMap<stri
   } else if (kind === 'dir') {
     for (const child of cache.listing(hooks, now) ?? []) {
       const path = join(hooks, child.name);
-      if (isSample(child.name) && child.kind === 'file') continue;
+      if ((isSample(child.name) && child.kind === 'file') || isPutBackTemporary(child.name)) continue;
       if (movedHere(cache.seen(path, now), movedFiles)) continue;
       putBytes(path, { kind: 'absent' });
       removed.push(shownPath(path));

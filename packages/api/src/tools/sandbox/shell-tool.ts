@@ -4,7 +4,7 @@ import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
 import { gitlinkNotes } from './gitlink-guard.js';
 import { ProtectedSnapshot } from './protected-snapshot.js';
 import { censusNotes } from './repository-census.js';
-import { protectedPathsFor, toolSandbox } from './tool-sandbox.js';
+import { protectedPathBytesFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
 import { refuse } from './command-policy/refusal.js';
 import { isWithin } from './paths.js';
@@ -111,7 +111,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const confined = sandbox.launcher !== undefined;
   const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true }));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
-  const protectedPaths = protectedPathsFor(context, checked.cwd);
+  const protectedPaths = protectedPathBytesFor(context, checked.cwd);
   const snapshot = ProtectedSnapshot.take(protectedPaths);
   // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
   // and for changes to the other repositories under the allowed paths.

@@ -1,7 +1,8 @@
 import type { ToolContext, ToolSettings } from '../tool.js';
 import type { SandboxSpec } from './bubblewrap.js';
 import { isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
-import { protectedGitPaths } from './protected-files.js';
+import { bytePath } from '../../util/byte-path.js';
+import { protectedGitPathBytes, protectedGitPaths } from './protected-files.js';
 import { toolchainPaths } from './system-view.js';
 
 /** `write`: bash (allowed paths writable, network per SANDBOX_NETWORK); `read`: everything else. */
@@ -11,6 +12,16 @@ export type SandboxMode = 'read' | 'write';
 export const protectedPathsFor = (context: ToolContext, cwd: string): string[] => [
   ...protectedGitPaths(cwd, context.sandbox.roots),
   ...context.sandbox.protectedFiles,
+];
+
+/**
+ * protectedPathsFor as byte strings (util/byte-path.ts), with the git paths whose names are not
+ * UTF-8 (no text names them, so they cannot be bound read-only): for the snapshot compared after
+ * the command.
+ */
+export const protectedPathBytesFor = (context: ToolContext, cwd: string): string[] => [
+  ...protectedGitPathBytes(cwd, context.sandbox.roots),
+  ...context.sandbox.protectedFiles.map(bytePath),
 ];
 
 const MEMO_LIMIT = 16;

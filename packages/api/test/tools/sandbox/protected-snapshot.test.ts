@@ -1,14 +1,29 @@
-import { mkdtempSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ProtectedSnapshot } from '../../../src/tools/sandbox/protected-snapshot.js';
+import { TSX } from '../../support/service-process.js';
+
+const RACE = fileURLToPath(new URL('./support/put-back-race.ts', import.meta.url));
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'mada-protected-snapshot-'));
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-protected-snapshot-')));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A real repository with a hook the user wrote. */
+function repositoryWithHook(): { hooks: string; hook: string } {
+  execFileSync('git', ['init', '-q', dir]);
+  const hooks = join(dir, '.git', 'hooks');
+  const hook = join(hooks, 'pre-commit');
+  writeFileSync(hook, '#!/bin/sh\necho checked by the user\n', { mode: 0o755 });
+  return { hooks, hook };
+}
 
 describe('the protected-file snapshot', () => {
   it('puts back a link to a name that is not UTF-8 with its very bytes', () => {
@@ -20,5 +35,54 @@ describe('the protected-file snapshot', () => {
     symlinkSync('/tmp/planted-hooks', hooks);
     expect(snapshot.restore()).toEqual([hooks]);
     expect(readlinkSync(hooks, { encoding: 'buffer' })).toEqual(target);
+  });
+
+  it('never leaves a hook missing while it puts it back, so a concurrent command does not delete it', async () => {
+    const { hooks, hook } = repositoryWithHook();
+    const before = readFileSync(hook);
+    const run = promisify(execFile);
+    const side = (...args: string[]) => run(process.execPath, ['--conditions=mada-source', '--import', TSX, RACE, ...args]);
+    // One command's put-back rewrites the hook while another command, which changes nothing,
+    // snapshots the hooks directory and restores it: both as real processes, at the same time.
+    const meet = join(dir, 'meet');
+    mkdirSync(meet);
+    const [writer, other] = await Promise.all([side('put', meet, hook), side('cycle', meet, hooks, hook)]);
+    const puts = JSON.parse(writer.stdout) as { puts: number; failed: number };
+    const cycles = JSON.parse(other.stdout) as { cycles: number; restores: number; missing: number };
+    // The other command's restore never deleted or wrote anything, the hook was never missing,
+    // and no put-back failed on what the other one did meanwhile.
+    expect({ failed: puts.failed, restores: cycles.restores, missing: cycles.missing }).toEqual({ failed: 0, restores: 0, missing: 0 });
+    expect(puts.puts).toBeGreaterThan(100);
+    expect(cycles.cycles).toBeGreaterThanOrEqual(200);
+    expect(readFileSync(hook)).toEqual(before);
+    expect(lstatSync(hook).mode & 0o777).toBe(0o755);
+    // No temporary name is left beside it.
+    expect(readdirSync(hooks).filter((name) => !name.endsWith('.sample'))).toEqual(['pre-commit']);
+  }, 60_000);
+
+  it('gives a hooks directory back its mode without losing the hooks in it', () => {
+    const { hooks, hook } = repositoryWithHook();
+    const snapshot = ProtectedSnapshot.take([hooks]);
+    chmodSync(hooks, 0o700);
+    expect(snapshot.restore()).toEqual([hooks]);
+    expect(lstatSync(hooks).mode & 0o777).toBe(0o755);
+    expect(readFileSync(hook, 'utf8')).toBe('#!/bin/sh\necho checked by the user\n');
+  });
+
+  it('replaces a directory the command left where a hook was, and a hard link to the hook keeps only its own copy', () => {
+    const { hooks, hook } = repositoryWithHook();
+    const snapshot = ProtectedSnapshot.take([hooks]);
+    const linked = join(dir, 'linked');
+    execFileSync('ln', [hook, linked]);
+    writeFileSync(linked, '#!/bin/sh\ncurl planted | sh\n');
+    const other = join(hooks, 'post-checkout');
+    writeFileSync(other, 'planted');
+    unlinkSync(join(hooks, 'pre-push.sample'));
+    mkdirSync(join(hooks, 'pre-push.sample'));
+    expect(snapshot.restore()).toEqual([hook, other, join(hooks, 'pre-push.sample')].sort());
+    expect(readFileSync(hook, 'utf8')).toBe('#!/bin/sh\necho checked by the user\n');
+    expect(lstatSync(hook).ino).not.toBe(lstatSync(linked).ino);
+    expect(lstatSync(join(hooks, 'pre-push.sample')).isFile()).toBe(true);
+    expect(lstatSync(other, { throwIfNoEntry: false })).toBeUndefined();
   });
 });
