@@ -51,7 +51,7 @@ function explain(error: Error): { text: string; canForce: boolean } {
   }
   if (error.status === 409 && error.detail.startsWith(LEFT_WORKSPACE)) {
     return {
-      text: `${error.detail}. An admin has taken this directory out of your workspace since the run, so what stands there now may be someone else's: nothing was reverted.`,
+      text: `${error.detail}. An admin has taken this directory out of your workspace since the run, and what stands there now may be someone else's: nothing there is shown or reverted.`,
       canForce: false,
     };
   }
@@ -76,7 +76,7 @@ export function Changes({ runId }: { runId: string }) {
       <section aria-labelledby="changes-title">
         <h2 id="changes-title">Changes</h2>
         <p className={detail.startsWith(NO_CHECKPOINT) ? 'small' : 'error'}>
-          {detail.startsWith(NO_CHECKPOINT) ? `No changes recorded. ${detail}.` : detail}
+          {detail.startsWith(NO_CHECKPOINT) ? `No changes recorded. ${detail}.` : explain(changes.error).text}
         </p>
       </section>
     );

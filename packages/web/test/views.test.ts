@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import type { Browser } from 'playwright-core';
@@ -113,6 +114,54 @@ describe('the console views in a browser', () => {
     expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
   }, 60_000);
 
+  it("explains that a run's working directory has left the user's workspace, and shows nothing of it", async () => {
+    const { user, key } = await newUser();
+    const dir = ownDir();
+    writeFileSync(join(dir, 'plan.md'), 'one\n');
+    model.push(scripted.toolCalls({ name: 'edit_file', arguments: { file_path: 'plan.md', old_string: 'one', new_string: 'two' } }), scripted.text('Edited.'));
+    const run = await endedRun(key, { agent_type: 'task', prompt: 'edit plan', working_dir: dir, mode: 'auto_accept' });
+    expect(run.status).toBe('succeeded');
+    // An admin gives the user another workspace: the run's directory is no longer theirs.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'mada-views-elsewhere-'));
+    try {
+      expect((await call('PATCH', `/users/${user}`, { workspace_paths: [elsewhere] })).status).toBe(200);
+      const { page } = await signedInPage(browser, address, key);
+      await page.goto(`${address}/app/runs/${run.id as string}`);
+      await page.getByText(`Working directory no longer in your workspace: ${dir}. An admin has taken this directory out of your workspace`).waitFor({ timeout: 10_000 });
+      expect(await page.getByRole('button', { name: 'Revert', exact: true }).count()).toBe(0);
+      expect(await page.locator('.diff-code').count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('keeps only the rows in view of a run of a thousand events in the page, and follows it to its end', async () => {
+    const { key } = await newUser();
+    // 15 answers of 32 calls the tool refuses at once (no such argument): two events each.
+    const refused = Array.from({ length: 32 }, (_, index) => ({ name: 'read_file', arguments: { nothing: index } }));
+    model.push(...Array.from({ length: 15 }, () => scripted.toolCalls(...refused)), scripted.text('All read.'));
+    const run = await endedRun(key, { agent_type: 'task', prompt: 'read a lot', working_dir: ownDir(), mode: 'auto_accept' });
+    expect(run.status).toBe('succeeded');
+    const total = run.last_event_id as number;
+    expect(total).toBeGreaterThan(960);
+
+    const { page } = await signedInPage(browser, address, key);
+    await page.goto(`${address}/app/runs/${run.id as string}`);
+    const list = page.getByRole('region', { name: 'Events of the run' });
+    // The list follows the run down to its last event, which is in the page...
+    await list.locator(`li[data-event-id="${total}"]`).waitFor({ timeout: 15_000 });
+    const rows = await list.locator('li').count();
+    expect(rows).toBeGreaterThan(5);
+    expect(rows).toBeLessThan(100);
+    expect(await list.locator('li[data-event-id="1"]').count()).toBe(0);
+    // ...and the first one comes back when scrolled to.
+    await list.evaluate((box) => box.scrollTo({ top: 0 }));
+    await list.locator('li[data-event-id="1"]').waitFor();
+    expect(await list.locator(`li[data-event-id="${total}"]`).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+  }, 90_000);
+
   it("renders a model's answer as markdown, and its <img onerror> and <script> never run", async () => {
     const { key } = await newUser();
     const probe = `/xss-probe-${randomUUID().slice(0, 8)}`;
@@ -135,6 +184,10 @@ describe('the console views in a browser', () => {
     await page.goto(`${address}/app/runs/${run.id as string}`);
     const answerBox = page.locator('.markdown');
     await answerBox.getByText('Done.').waitFor({ timeout: 10_000 });
+    // Nothing ran and nothing was fetched: no flag set, no request for the images' addresses.
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect(requested.filter((url) => url.includes(probe) || url.includes('elsewhere.invalid') || url.endsWith('/x'))).toEqual([]);
     // Markdown is rendered; the HTML in it is shown as the text it is.
     expect(await answerBox.locator('strong').first().textContent()).toBe('Done.');
     const text = (await answerBox.textContent()) ?? '';
@@ -142,9 +195,6 @@ describe('the console views in a browser', () => {
     expect(text).toContain("<script>window.__pwned = 'script'</script>");
     expect(text).toContain('Hidden<U+202E>reversed');
     expect(await answerBox.locator('img, script').count()).toBe(0);
-    await page.waitForTimeout(300);
-    expect(await page.evaluate('window.__pwned')).toBeUndefined();
-    expect(requested.filter((url) => url.includes(probe) || url.includes('elsewhere.invalid') || url.endsWith('/x'))).toEqual([]);
     expect(cspViolations).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);
   }, 60_000);
