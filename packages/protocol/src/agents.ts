@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { PERMISSION_MODES } from './permission-modes.js';
 
 export const AGENT_TYPES = ['explore', 'plan', 'task'] as const;
 export const AgentType = z.enum(AGENT_TYPES);
 export type AgentType = z.infer<typeof AgentType>;
 
-export const PERMISSION_MODES = ['default', 'plan', 'auto_accept'] as const;
+export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES).meta({ id: 'PermissionMode' });
 export type PermissionMode = z.infer<typeof PermissionMode>;
 

@@ -1,25 +1,13 @@
 import { z } from 'zod';
+import { AUDIT_ACTIONS } from './audit-actions.js';
 
 /* The audit log (`/audit*`, TEAMS.md section 10): the wire shapes. */
 
 export const AuditAction = z
-  .enum([
-    'user.created',
-    'user.updated',
-    'key.created',
-    'key.revoked',
-    'run.created',
-    'run.cancelled',
-    'approval.decided',
-    'approval.expired',
-    'rule.added',
-    'checkpoint.reverted',
-    'auth.locked',
-    'service.started',
-    'service.stopped',
-  ])
+  .enum(AUDIT_ACTIONS)
   .meta({ id: 'AuditAction' });
 export type AuditAction = z.infer<typeof AuditAction>;
+export { AUDIT_ACTIONS };
 
 const Seq = z.number().int().min(1);
 

@@ -3,5 +3,7 @@
  * without zod, which the console does not need (it uses the schemas' types only) and whose
  * weight would more than double its bundle.
  */
+export * from './audit-actions.js';
 export * from './exact-text.js';
+export * from './permission-modes.js';
 export * from './run-statuses.js';

@@ -1,12 +1,12 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useState } from 'react';
 import type { MeResponse } from '@mada/protocol';
 import { api, ApiError, whenSignedOut } from './api.js';
 import { useLiveApprovals } from './approvals.js';
 import { Inbox } from './Inbox.js';
-import { RunPage } from './RunPage.js';
+import { AppLink as Link } from './links.js';
 import { Runs } from './Runs.js';
-import { navigate, usePath } from './router.js';
+import { usePath } from './router.js';
 import { SignIn } from './SignIn.js';
 
 /** `mada` or `(3) mada`: the pending approvals show in the tab's title, whatever the view. */
@@ -16,25 +16,29 @@ function useTitleCount(count: number): void {
   }, [count]);
 }
 
-function View({ path }: { path: string }) {
+// The first view (the Inbox) loads alone; the heavier views (markdown, the diff viewer, the
+// virtual list) come as their own chunks when first opened.
+const RunPage = lazy(() => import('./RunPage.js').then((module) => ({ default: module.RunPage })));
+const Conversations = lazy(() => import('./Conversations.js').then((module) => ({ default: module.Conversations })));
+const Conversation = lazy(() => import('./Conversation.js').then((module) => ({ default: module.Conversation })));
+const Account = lazy(() => import('./Account.js').then((module) => ({ default: module.Account })));
+
+function Routed({ path }: { path: string }) {
   const run = /^\/runs\/([^/]+)$/.exec(path);
   if (run) return <RunPage runId={decodeURIComponent(run[1]!)} />;
   if (path === '/runs') return <Runs />;
+  const conversation = /^\/conversations\/([^/]+)$/.exec(path);
+  if (conversation) return <Conversation conversationId={decodeURIComponent(conversation[1]!)} />;
+  if (path === '/conversations') return <Conversations />;
+  if (path === '/account') return <Account />;
   return <Inbox />;
 }
 
-function Link({ to, current, children }: { to: string; current: boolean; children: React.ReactNode }) {
+function View({ path }: { path: string }) {
   return (
-    <a
-      href={`/app${to}`}
-      aria-current={current ? 'page' : undefined}
-      onClick={(event) => {
-        event.preventDefault();
-        navigate(to);
-      }}
-    >
-      {children}
-    </a>
+    <Suspense fallback={<p aria-busy="true">Loading…</p>}>
+      <Routed path={path} />
+    </Suspense>
   );
 }
 
@@ -52,6 +56,12 @@ function Console({ me, onSignOut }: { me: MeResponse; onSignOut: () => void }) {
           </Link>
           <Link to="/runs" current={path.startsWith('/runs')}>
             Runs
+          </Link>
+          <Link to="/conversations" current={path.startsWith('/conversations')}>
+            Conversations
+          </Link>
+          <Link to="/account" current={path === '/account'}>
+            Account
           </Link>
         </nav>
         <span className="who">{me.id}</span>

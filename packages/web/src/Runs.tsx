@@ -3,7 +3,7 @@ import { useState } from 'react';
 import type { RunListResponse, RunStatus } from '@mada/protocol';
 import { RUN_STATUSES } from '@mada/protocol/browser';
 import { api } from './api.js';
-import { navigate } from './router.js';
+import { AppLink } from './links.js';
 import { shortTime } from './time.js';
 
 /** The first line of a prompt, cut short: the list shows which run is which, the run page the rest. */
@@ -43,15 +43,9 @@ export function Runs() {
       <ul className="runs">
         {runs.data?.runs.map((run) => (
           <li key={run.id}>
-            <a
-              href={`/app/runs/${run.id}`}
-              onClick={(event) => {
-                event.preventDefault();
-                navigate(`/runs/${run.id}`);
-              }}
-            >
+            <AppLink to={`/runs/${run.id}`}>
               <span className={`status ${run.status}`}>{run.status}</span> <span className="prompt">{firstLine(run.prompt)}</span>
-            </a>
+            </AppLink>
             <span className="small">
               {run.agent_type} · {shortTime(run.created_at)}
             </span>

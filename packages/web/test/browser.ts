@@ -49,3 +49,18 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
 }
+
+/** A new phone-size page signed in with `key`, on the Inbox. */
+export async function signedInPage(browser: Browser, address: string, key: string): Promise<Awaited<ReturnType<typeof phonePage>>> {
+  const opened = await phonePage(browser);
+  await opened.page.goto(`${address}/app/`);
+  await opened.page.getByLabel('API key').fill(key);
+  await opened.page.getByRole('button', { name: 'Sign in' }).click();
+  await opened.page.getByRole('heading', { name: 'Inbox' }).waitFor();
+  return opened;
+}
+
+/** Nothing wider than the phone's screen: no view scrolls sideways. */
+export async function fitsThePhone(page: Page): Promise<boolean> {
+  return ((await page.evaluate('document.documentElement.scrollWidth')) as number) <= PHONE.width;
+}

@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../api/test/support/app.js';
+import { until } from '../../api/test/support/until.js';
+import { buildConsole, fitsThePhone, launchChromium, seriousViolations, signedInPage } from './browser.js';
+
+/**
+ * The console's run page (its answer, its diff, Revert), conversations and account, in the
+ * system's headless Chromium at phone size, against the real service and the scripted model.
+ */
+
+const ADMIN_KEY = 'root-key-5b1e07d9a3c6';
+
+/** A first look around: the agents answer only after calling a tool. */
+const LOOK = scripted.toolCalls({ name: 'glob_files', arguments: { pattern: '*' } });
+
+describe('the console views in a browser', () => {
+  let model: ScriptedModel;
+  let t: TestApp;
+  let address: string;
+  let consoleDir: string;
+  let browser: Browser;
+
+  const call = async (method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(`${address}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown> };
+  };
+
+  /** A fresh stored user and its key (vitest retries a test once: a new user each attempt). */
+  async function newUser(): Promise<{ user: string; key: string }> {
+    const user = `bob-${randomUUID().slice(0, 8)}`;
+    expect((await call('POST', '/users', { id: user })).status).toBe(201);
+    const key = (await call('POST', `/users/${user}/keys`, { name: 'phone' })).body.key as string;
+    return { user, key };
+  }
+
+  /** A directory of its own under the shared working directory, so tests never meet each other's files. */
+  function ownDir(): string {
+    const dir = join(t.workdir, `views-${randomUUID().slice(0, 8)}`);
+    mkdirSync(dir);
+    return dir;
+  }
+
+  async function endedRun(key: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const started = await call('POST', '/runs', body, key);
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const id = started.body.id as string;
+    return until(
+      async () => (await call('GET', `/runs/${id}`, undefined, key)).body,
+      (run) => ['succeeded', 'failed', 'cancelled'].includes(run.status as string),
+      'the run to end',
+    );
+  }
+
+  beforeAll(async () => {
+    consoleDir = buildConsole();
+    model = await startScriptedModel();
+    t = await createTestApp({
+      model: { url: model.url },
+      consoleDir,
+      env: { API_KEYS: `root:${ADMIN_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' },
+    });
+    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await model?.close();
+    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+  });
+
+  it("shows an edit's diff, explains the 409 of a file changed since, and Revert puts the file back on disk", async () => {
+    const { key } = await newUser();
+    const dir = ownDir();
+    const file = join(dir, 'notes.txt');
+    writeFileSync(file, 'alpha\nbeta\n');
+    model.push(scripted.toolCalls({ name: 'edit_file', arguments: { file_path: 'notes.txt', old_string: 'beta', new_string: 'gamma' } }), scripted.text('Edited.'));
+    const run = await endedRun(key, { agent_type: 'task', prompt: 'edit notes', working_dir: dir, mode: 'auto_accept' });
+    expect(run.status).toBe('succeeded');
+    expect(readFileSync(file, 'utf8')).toBe('alpha\ngamma\n');
+
+    const { page, requested } = await signedInPage(browser, address, key);
+    await page.goto(`${address}/app/runs/${run.id as string}`);
+    const changes = page.getByRole('article', { name: 'Changes to notes.txt' });
+    await changes.waitFor({ timeout: 10_000 });
+    expect(await changes.getByRole('heading').textContent()).toContain('modified · +1 −1');
+    expect(await changes.locator('.diff-code-delete').allTextContents()).toEqual(['beta']);
+    expect(await changes.locator('.diff-code-insert').allTextContents()).toEqual(['gamma']);
+    expect(await page.getByRole('region', { name: 'Events of the run' }).textContent()).toContain('Tool call: edit_file');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await fitsThePhone(page)).toBe(true);
+
+    // Someone edits the file after the run: Revert says so, and only the forced one goes on.
+    writeFileSync(file, 'alpha\ngamma\nmine\n');
+    await page.getByRole('button', { name: 'Revert', exact: true }).click();
+    const refusal = page.getByRole('alert').filter({ hasText: 'These files changed after the run ended: notes.txt' });
+    await refusal.waitFor();
+    expect(readFileSync(file, 'utf8')).toBe('alpha\ngamma\nmine\n');
+    expect(await seriousViolations(page)).toEqual([]);
+    await refusal.getByRole('button', { name: 'Revert anyway' }).click();
+    await page.getByRole('status').filter({ hasText: 'Reverted: notes.txt.' }).waitFor();
+    expect(readFileSync(file, 'utf8')).toBe('alpha\nbeta\n');
+    expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
+  }, 60_000);
+
+  it("explains that a run's working directory has left the user's workspace, and shows nothing of it", async () => {
+    const { user, key } = await newUser();
+    const dir = ownDir();
+    writeFileSync(join(dir, 'plan.md'), 'one\n');
+    model.push(scripted.toolCalls({ name: 'edit_file', arguments: { file_path: 'plan.md', old_string: 'one', new_string: 'two' } }), scripted.text('Edited.'));
+    const run = await endedRun(key, { agent_type: 'task', prompt: 'edit plan', working_dir: dir, mode: 'auto_accept' });
+    expect(run.status).toBe('succeeded');
+    // An admin gives the user another workspace: the run's directory is no longer theirs.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'mada-views-elsewhere-'));
+    try {
+      expect((await call('PATCH', `/users/${user}`, { workspace_paths: [elsewhere] })).status).toBe(200);
+      const { page } = await signedInPage(browser, address, key);
+      await page.goto(`${address}/app/runs/${run.id as string}`);
+      await page.getByText(`Working directory no longer in your workspace: ${dir}. An admin has taken this directory out of your workspace`).waitFor({ timeout: 10_000 });
+      expect(await page.getByRole('button', { name: 'Revert', exact: true }).count()).toBe(0);
+      expect(await page.locator('.diff-code').count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('keeps only the rows in view of a run of a thousand events in the page, and follows it to its end', async () => {
+    const { key } = await newUser();
+    // 15 answers of 32 calls the tool refuses at once (no such argument): two events each.
+    const refused = Array.from({ length: 32 }, (_, index) => ({ name: 'read_file', arguments: { nothing: index } }));
+    model.push(...Array.from({ length: 15 }, () => scripted.toolCalls(...refused)), scripted.text('All read.'));
+    const run = await endedRun(key, { agent_type: 'task', prompt: 'read a lot', working_dir: ownDir(), mode: 'auto_accept' });
+    expect(run.status).toBe('succeeded');
+    const total = run.last_event_id as number;
+    expect(total).toBeGreaterThan(960);
+
+    const { page } = await signedInPage(browser, address, key);
+    await page.goto(`${address}/app/runs/${run.id as string}`);
+    const list = page.getByRole('region', { name: 'Events of the run' });
+    // The list follows the run down to its last event, which is in the page...
+    await list.locator(`li[data-event-id="${total}"]`).waitFor({ timeout: 15_000 });
+    const rows = await list.locator('li').count();
+    expect(rows).toBeGreaterThan(5);
+    expect(rows).toBeLessThan(100);
+    expect(await list.locator('li[data-event-id="1"]').count()).toBe(0);
+    // ...and the first one comes back when scrolled to.
+    await list.evaluate((box) => box.scrollTo({ top: 0 }));
+    await list.locator('li[data-event-id="1"]').waitFor();
+    expect(await list.locator(`li[data-event-id="${total}"]`).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+  }, 90_000);
+
+  it("renders a model's answer as markdown, and its <img onerror> and <script> never run", async () => {
+    const { key } = await newUser();
+    const probe = `/xss-probe-${randomUUID().slice(0, 8)}`;
+    const answer = [
+      '**Done.** Here is `code`.',
+      '',
+      `<img src="${probe}" onerror="window.__pwned = 'img'">`,
+      '',
+      "<script>window.__pwned = 'script'</script>",
+      '',
+      `Inline <img src=x onerror="window.__pwned='inline'"> too, and ![a picture](https://elsewhere.invalid/p.png).`,
+      '',
+      'Hidden\u202Ereversed',
+    ].join('\n');
+    model.push(LOOK, scripted.text(answer));
+    const run = await endedRun(key, { agent_type: 'task', prompt: 'say something', working_dir: ownDir(), mode: 'auto_accept' });
+    expect(run.response).toBe(answer);
+
+    const { page, requested, cspViolations } = await signedInPage(browser, address, key);
+    await page.goto(`${address}/app/runs/${run.id as string}`);
+    const answerBox = page.locator('.markdown');
+    await answerBox.getByText('Done.').waitFor({ timeout: 10_000 });
+    // Nothing ran and nothing was fetched: no flag set, no request for the images' addresses.
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect(requested.filter((url) => url.includes(probe) || url.includes('elsewhere.invalid') || url.endsWith('/x'))).toEqual([]);
+    // Markdown is rendered; the HTML in it is shown as the text it is.
+    expect(await answerBox.locator('strong').first().textContent()).toBe('Done.');
+    const text = (await answerBox.textContent()) ?? '';
+    expect(text).toContain(`<img src="${probe}" onerror=`);
+    expect(text).toContain("<script>window.__pwned = 'script'</script>");
+    expect(text).toContain('Hidden<U+202E>reversed');
+    expect(await answerBox.locator('img, script').count()).toBe(0);
+    expect(cspViolations).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+  }, 60_000);
+
+  it('starts a conversation in a working directory, sends a message and shows the turn live, then the answer', async () => {
+    const { key } = await newUser();
+    const dir = ownDir();
+    const { page, requested } = await signedInPage(browser, address, key);
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('heading', { name: 'Conversations', level: 1 }).waitFor();
+    await page.getByText('No conversation yet.').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByLabel('Agent').selectOption('task');
+    await page.getByLabel('Working directory').fill(dir);
+    await page.getByLabel('Title (optional)').fill('Phone chat');
+    await page.getByRole('button', { name: 'Start conversation' }).click();
+    await page.getByRole('heading', { name: 'Phone chat' }).waitFor();
+    expect(await page.getByText(dir).count()).toBeGreaterThan(0);
+
+    model.push(LOOK, scripted.text('Hello from **the agent**.'));
+    await page.getByRole('textbox', { name: 'Message' }).fill('hi there');
+    await page.getByLabel('Mode').selectOption('plan');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('region', { name: 'Events of the turn' }).getByText('Done.').waitFor({ timeout: 10_000 });
+    const messages = page.getByRole('list', { name: 'Messages' });
+    await messages.getByText('Hello from').waitFor();
+    expect(await messages.locator('strong').textContent()).toBe('the agent');
+    expect(await messages.getByText('hi there').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await fitsThePhone(page)).toBe(true);
+
+    // The turn ran as asked: in plan mode, in that directory, with the message.
+    const conversations = (await call('GET', '/conversations/', undefined, key)).body.conversations as { id: string; working_dir: string }[];
+    expect(conversations.map((one) => one.working_dir)).toEqual([dir]);
+    const runs = (await call('GET', '/runs', undefined, key)).body.runs as { mode: string; prompt: string; conversation_id: string }[];
+    expect(runs.map((one) => [one.mode, one.prompt, one.conversation_id])).toEqual([['plan', 'hi there', conversations[0]!.id]]);
+
+    // A reload shows the history from the stored pages.
+    await page.reload();
+    await messages.getByText('Hello from').waitFor();
+    expect(await messages.locator('li').count()).toBe(2);
+    expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
+  }, 60_000);
+
+  it('creates a key shown once and revokes it; shows quotas and usage', async () => {
+    const { user, key } = await newUser();
+    const { page } = await signedInPage(browser, address, key);
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Account' }).waitFor();
+    await page.getByText(`${user} (member)`).waitFor();
+    expect(await page.getByText('Runs a day').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.getByLabel('Key name').fill('laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByLabel('New key');
+    await shown.waitFor();
+    const created = ((await shown.textContent()) ?? '').trim();
+    expect(created).toMatch(/^mada_[A-Za-z0-9]{40,}$/);
+    expect((await call('GET', '/me', undefined, created)).status).toBe(200);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await fitsThePhone(page)).toBe(true);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.getByText(created).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Revoke laptop' }).click();
+    await page.getByRole('button', { name: 'Revoke laptop' }).waitFor({ state: 'detached' });
+    expect((await call('GET', '/me', undefined, created)).status).toBe(401);
+    // The key this page signed in with still works: only the one revoked is gone.
+    expect((await call('GET', '/me', undefined, key)).status).toBe(200);
+    expect(await page.getByText(/revoked/).count()).toBe(1);
+  }, 60_000);
+
+  it('lets an admin create and disable a user and verify the audit log', async () => {
+    const { page } = await signedInPage(browser, address, ADMIN_KEY);
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await page.getByRole('list', { name: 'Audit entries' }).getByText('service.started').first().waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    const user = `carol-${randomUUID().slice(0, 8)}`;
+    await page.getByLabel('User id').fill(user);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('button', { name: `Disable ${user}` }).click();
+    await page.getByRole('button', { name: `Enable ${user}` }).waitFor();
+    const stored = await call('GET', `/users/${user}`);
+    expect([stored.body.role, stored.body.disabled]).toEqual(['member', true]);
+
+    await page.getByRole('button', { name: 'Verify the chain' }).click();
+    await page.getByRole('status').filter({ hasText: 'The chain holds' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await fitsThePhone(page)).toBe(true);
+  }, 60_000);
+});
