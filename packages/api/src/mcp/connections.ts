@@ -156,8 +156,10 @@ export class McpConnections {
       live.tools = await this.listTools(client, timeoutMs);
     } catch (error) {
       live.closing = true;
+      // Read before closing, which gives every connection the reason "the service closed it".
+      const why = reason() ?? timeoutText(error, timeoutMs) ?? errorMessage(error);
       await transport.close().catch(() => undefined);
-      throw new Error(reason() ?? timeoutText(error, timeoutMs) ?? errorMessage(error));
+      throw new Error(why);
     } finally {
       clearTimeout(deadline);
     }

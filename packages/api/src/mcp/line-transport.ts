@@ -20,8 +20,9 @@ export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
-  /** Why the connection ended, when the service ended it or the server broke the protocol. */
+  /** Why the server's side ended the connection (it exited, or broke the protocol); undefined when the service closed it. */
   closeReason: string | undefined;
+  private stopping = false;
   skippedLines = 0;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -36,7 +37,7 @@ export class LineTransport implements Transport {
     const { stdout } = this.server.child;
     stdout.on('data', (chunk: Buffer) => this.receive(chunk));
     void this.server.exited.then(({ code, signal }) => {
-      this.closeReason ??= `the server exited (${signal ?? `code ${code ?? 'unknown'}`})`;
+      if (!this.stopping) this.closeReason ??= `the server exited (${signal ?? `code ${code ?? 'unknown'}`})`;
       this.finish();
     });
   }
@@ -49,7 +50,7 @@ export class LineTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    this.closeReason ??= 'the service closed the connection';
+    this.stopping = true;
     await this.server.stop();
     this.finish();
   }
