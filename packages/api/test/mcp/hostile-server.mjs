@@ -2,6 +2,7 @@
 // garbage (log lines on stdout around its answers), silent (never answers initialize), huge (a
 // 50 MB result), deep (one tool schema nested 1,000 deep, beside a good tool), crash (exits on
 // its first call).
+import process from 'node:process';
 import { createInterface } from 'node:readline';
 
 const how = process.argv[2];
