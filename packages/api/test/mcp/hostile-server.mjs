@@ -1,7 +1,8 @@
 // An MCP server that misbehaves on purpose, speaking stdio by hand. The first argument says how:
 // garbage (log lines on stdout around its answers), silent (never answers initialize), huge (a
 // 50 MB result), deep (one tool schema nested 1,000 deep, beside a good tool), crash (exits on
-// its first call).
+// its first call), spawner (leaves a grandchild writing `heartbeat` in its working directory).
+import { spawn } from 'node:child_process';
 import process from 'node:process';
 import { createInterface } from 'node:readline';
 
@@ -12,6 +13,7 @@ for (let i = 0; i < 1000; i++) deep = { type: 'object', properties: { x: deep } 
 const good = { name: 'ping', description: 'answers pong', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
 const tools = how === 'deep' ? [good, { name: 'deep', inputSchema: { type: 'object', properties: { x: deep } }, annotations: { readOnlyHint: true } }] : [good];
 
+if (how === 'spawner') spawn('sh', ['-c', 'while :; do echo beat >> heartbeat; sleep 0.2; done'], { detached: true, stdio: 'ignore' }).unref();
 if (how === 'garbage') process.stdout.write('starting up... not JSON\n{"half": \n');
 createInterface({ input: process.stdin }).on('line', (line) => {
   const message = JSON.parse(line);

@@ -1,4 +1,4 @@
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
@@ -86,5 +86,32 @@ describe('hostile MCP servers', { timeout: 60_000 }, () => {
     const second = await runToEnd(address, { agent_type: 'explore' });
     expect(second.run.status).toBe('succeeded');
     expect(thinkingTexts(second.events).join('\n')).toMatch(/MCP server "fragile" is unavailable, so its tools are left out: it stopped: the server exited \(code 3\); it is tried again in \d+ s/);
+  });
+
+  /** Whether `dir/heartbeat` grows within a second: it stops once everything the server started is gone. */
+  const heartbeatGrows = async (dir: string): Promise<boolean> => {
+    const size = (): number => statSync(join(dir, 'heartbeat')).size;
+    const before = size();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    return size() > before;
+  };
+
+  it('stops a server after MCP_IDLE_SECONDS unused, with everything it started', async () => {
+    const workspace = outsideDir('mada-mcp-idle-');
+    await boot({ spawner: 'spawner' }, { MCP_IDLE_SECONDS: '1', ALLOWED_PATHS: workspace });
+    model.push(scripted.toolCalls({ name: 'mcp__spawner__ping', arguments: {} }), scripted.text('done'));
+    await runToEnd(address, { working_dir: workspace });
+    expect(toolResultBefore(model, 1)).toBe('pong');
+    await expect.poll(() => heartbeatGrows(workspace), { timeout: 15_000, interval: 100 }).toBe(false);
+  });
+
+  it('stops every server at shutdown, with everything it started', async () => {
+    const workspace = outsideDir('mada-mcp-shutdown-');
+    await boot({ spawner: 'spawner' }, { ALLOWED_PATHS: workspace });
+    model.push(scripted.toolCalls({ name: 'mcp__spawner__ping', arguments: {} }), scripted.text('done'));
+    await runToEnd(address, { working_dir: workspace });
+    expect(await heartbeatGrows(workspace)).toBe(true);
+    await t.close();
+    expect(await heartbeatGrows(workspace)).toBe(false);
   });
 });
