@@ -36,6 +36,9 @@ import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { revertedEntry } from './checkpoints/audit-entry.js';
 import { VERSION } from './version.js';
 import { WorkspaceSandboxes } from './workspace-sandboxes.js';
+import { McpConnections } from './mcp/connections.js';
+import { McpToolSource } from './mcp/tool-source.js';
+import type { ToolSource } from './tools/tool.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -89,6 +92,7 @@ export function createEngine(
   toolHost: ToolHost,
   runtime?: RuntimeInfoSource,
   keyed = settings.apiKeys.length > 0,
+  toolSource?: ToolSource,
 ): AgentEngine {
   const deps: EngineDeps = {
     model: observeModel(model, metrics),
@@ -101,6 +105,7 @@ export function createEngine(
     startDir,
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
     hideAddresses: addressFilterFor(settings, keyed),
+    ...(toolSource === undefined ? {} : { toolSource }),
   };
   return new AgentEngine(deps);
 }
@@ -174,7 +179,14 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   // one gitlink guard for the service's life: what it remembers of the gitlinks it took out must outlive each run.
   const toolHost = options.toolHost ?? createToolHost();
   const startDir = options.startDir ?? process.cwd();
-  const engine = createEngine(settings, model, startDir, metrics, toolHost, runtime, keyed);
+  // MCP servers start on a user's first run that needs them, never here (TEAMS.md section 12).
+  const mcp =
+    settings.mcpServers.length === 0
+      ? undefined
+      : new McpConnections({ tools: settings, idleSeconds: settings.mcpIdleSeconds, startTimeoutSeconds: settings.mcpStartTimeoutSeconds }, toolHost, log);
+  if (mcp !== undefined) log.info({ mcp_servers: settings.mcpServers.map((server) => server.name) }, 'MCP servers configured');
+  const toolSource = mcp === undefined ? undefined : new McpToolSource(settings.mcpServers, mcp, log);
+  const engine = createEngine(settings, model, startDir, metrics, toolHost, runtime, keyed, toolSource);
   // Every check that once used ALLOWED_PATHS asks here for the user's own workspace.
   const workspaces = new WorkspaceSandboxes(users, settings, startDir);
   const conversations = new ConversationService(repository, {
@@ -268,6 +280,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       sessions.stopSweeping();
       await runSweeper.stop();
       await runs.close();
+      await mcp?.closeAll();
       // A host the caller passed in is the caller's to close.
       if (options.toolHost === undefined) await toolHost.gitlinks.close();
       stopCountingQueued();

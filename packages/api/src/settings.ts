@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { UserId } from '@mada/protocol';
 import { isAddressOrRange } from './util/ip-ranges.js';
 import { DEFAULT_APPROVAL_RULES, readApprovalRulesFile, type ApprovalRule } from './tools/sandbox/command-policy/index.js';
+import { readMcpConfig, type McpServerConfig } from './mcp/config.js';
 
 /** A setting that failed to parse; its message is the single line start-up prints. */
 export class SettingsError extends Error {
@@ -213,6 +214,9 @@ const SPECS = {
   checkpointMaxFileBytes: spec('CHECKPOINT_MAX_FILE_BYTES', integer(0), 10_485_760),
   shutdownGraceSeconds: spec('SHUTDOWN_GRACE_SECONDS', decimal(0, 86_400), 30),
   consoleSessionHours: spec('CONSOLE_SESSION_HOURS', decimal(0, 24 * 366, true), 12),
+  mcpConfigFile: spec('MCP_CONFIG_FILE', text, '', true),
+  mcpIdleSeconds: spec('MCP_IDLE_SECONDS', decimal(0, 86_400 * 7, true), 300),
+  mcpStartTimeoutSeconds: spec('MCP_START_TIMEOUT_SECONDS', decimal(0, 3600, true), 30),
 } satisfies Record<string, Spec<unknown>>;
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };
@@ -228,6 +232,8 @@ export type Settings = Omit<Raw, 'databaseUrl' | 'allowedPaths' | 'dataDir' | 'w
   workspacesDir: string;
   /** APPROVAL_RULES_FILE's rules, or the defaults when it is unset. */
   approvalRules: readonly ApprovalRule[];
+  /** MCP_CONFIG_FILE's servers; none when it is unset. */
+  mcpServers: readonly McpServerConfig[];
 };
 
 function readRaw(env: Env): Raw {
@@ -268,8 +274,10 @@ export function loadSettings(env: Env = process.env, cwd = process.cwd()): Setti
   const workspacesDir = raw.workspacesDir.trim() === '' ? '' : resolve(cwd, raw.workspacesDir.trim());
   if (workspacesDir !== '') refuseUnsafeDirectoryNames(raw.apiKeys);
   const approvalRules = approvalRulesFile === '' ? DEFAULT_APPROVAL_RULES : approvalRulesFrom(approvalRulesFile);
+  const mcpConfigFile = raw.mcpConfigFile === '' ? '' : resolve(cwd, raw.mcpConfigFile);
+  const mcpServers = mcpConfigFile === '' ? [] : mcpServersFrom(mcpConfigFile);
   // approvalRulesFile absolute: the engine protects that file from the tools.
-  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules, workspacesDir };
+  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules, workspacesDir, mcpConfigFile, mcpServers };
 }
 
 /**
@@ -281,6 +289,14 @@ function refuseUnsafeDirectoryNames(keys: readonly ApiKey[]): void {
   if (bad === undefined) return;
   // The id only (JSON-quoted, so an odd character shows): the key never reaches a message.
   fail('API_KEYS', `user id ${JSON.stringify(bad.userId.slice(0, 64))} cannot name a directory under WORKSPACES_DIR: a user id is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+}
+
+function mcpServersFrom(path: string): McpServerConfig[] {
+  try {
+    return readMcpConfig(path);
+  } catch (error) {
+    return fail('MCP_CONFIG_FILE', (error as Error).message);
+  }
 }
 
 function approvalRulesFrom(path: string): ApprovalRule[] {

@@ -4,15 +4,17 @@ import { PathSandbox } from './tools/sandbox/paths.js';
 
 /**
  * What no tool may see, even inside an allowed path: DATA_DIR (the SQLite database, checkpoints),
- * a SQLite database kept elsewhere with its journal files, and the service's `.env`.
+ * a SQLite database kept elsewhere with its journal files, the service's `.env` and MCP_CONFIG_FILE.
  */
-export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'>, startDir: string): string[] {
+export function hiddenPathsFor(settings: Pick<Settings, 'dataDir' | 'database'> & Partial<Pick<Settings, 'mcpConfigFile'>>, startDir: string): string[] {
   const database = settings.database.dialect === 'sqlite' && settings.database.path !== ':memory:' ? settings.database.path : undefined;
   const databaseFiles = database === undefined ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${database}${suffix}`);
   // /proc: the file tools run in this process, and /proc/self/environ holds the settings given as
   // environment variables (API keys, DATABASE_URL), which .env hiding alone leaves readable when
   // ALLOWED_PATHS reaches /. No coding task needs a process's /proc; the shell has its own.
-  return [settings.dataDir, ...databaseFiles, join(startDir, '.env'), '/proc'];
+  // MCP_CONFIG_FILE holds the servers' secrets (their `env` and `headers`).
+  const mcpConfig = settings.mcpConfigFile === undefined || settings.mcpConfigFile === '' ? [] : [settings.mcpConfigFile];
+  return [settings.dataDir, ...databaseFiles, join(startDir, '.env'), '/proc', ...mcpConfig];
 }
 
 /** Where the tools may act: the allowed paths, less what they must not see or change. */

@@ -23,6 +23,8 @@ const FORBIDDEN: Record<string, string[]> = {
   // Counts what the engine, the model client, the tools and the runs do; never the other way.
   metrics: ['conversations', 'db', 'http', 'approvals', 'checkpoints'],
   tokens: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
+  // The MCP client: beside the tools it adapts, below the agents that ask it for a user's tools.
+  mcp: ['agents', 'conversations', 'runs', 'http', ...SERVICES],
   // Users and keys: below the routes that serve them.
   users: ['http', 'agents', 'tools', 'checkpoints', 'approvals'],
   util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],

@@ -25,6 +25,8 @@ const PATH_ARGUMENTS = ['file_path', 'path'] as const;
 
 /** What the rules judge of a call: the parsed commands of a shell tool, the resolved path of a file tool. */
 export function subjectOf(tool: string, params: Record<string, unknown>, context: ToolContext): CallSubject {
+  // An MCP tool's arguments mean what its server says: a `path` there is not a path of ours.
+  if (tool.startsWith('mcp__')) return { kind: 'other' };
   if ((tool === 'bash' || tool === 'bash_readonly') && typeof params.command === 'string') {
     // Where the command runs: `git checkout <name>` checks out a path when <name> is a file there.
     const cwd = typeof params.cwd === 'string' ? resolvedPath(params.cwd, context) : context.workingDir;
@@ -62,6 +64,7 @@ function sandboxPath(path: string, context: ToolContext): string | undefined {
  * each command writes, creates, removes or renames: reading elsewhere changes nothing a revert misses.
  */
 export async function callScope(tool: string, params: Record<string, unknown>, context: ToolContext, changesFiles: boolean): Promise<CallScope> {
+  if (tool.startsWith('mcp__')) return { reach: undefined, outside: changesFiles ? changeOutside(tool, undefined, context.workingDir) : undefined };
   if (tool === 'bash' || tool === 'bash_readonly') {
     if (typeof params.command !== 'string') return { reach: undefined, outside: undefined };
     const cwd = typeof params.cwd === 'string' ? params.cwd : undefined;

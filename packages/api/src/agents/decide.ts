@@ -14,6 +14,8 @@ export interface PolicyCall {
   changesFiles: boolean;
   /** The tools the agent is offered in the run's mode (agents/definitions.ts); any other is denied. */
   offered: readonly string[];
+  /** Why the call asks unless a rule allows it by name (an MCP tool not marked read-only); absent: it does not. */
+  asksUnlessAllowed?: string;
 }
 
 /** Where a call acts, as the policy resolves it: what an approval grant covers, and what a revert undoes. */
@@ -59,6 +61,11 @@ function beforeScope(call: PolicyCall, mode: PermissionMode, rules: ApprovalRule
   const verdict = rules.judge(call.tool, call.subject);
   if (verdict.action === 'deny') return { decided: { action: 'deny', reasons: [verdict.reason] } };
   if (mode === 'auto_accept') return { decided: { action: 'allow', reasons: [verdict.reason, 'mode auto_accept runs every call no rule denies'], confined: false } };
+  if (call.asksUnlessAllowed !== undefined && !(verdict.action === 'allow' && verdict.rules.length > 0)) {
+    const asking = verdict.action === 'ask' ? verdict : undefined;
+    const reasons = [asking?.reason, call.asksUnlessAllowed].filter((text) => text !== undefined);
+    return { decided: { action: 'ask', reasons, matches: asking?.rules.map((rule) => rule.match ?? '') ?? [], reach: undefined, confined: false } };
+  }
   // An operator's allow rule that names the call lets it change files anywhere the policy lets it.
   if (verdict.action === 'allow' && (!call.changesFiles || verdict.rules.length > 0)) return { decided: { action: 'allow', reasons: [verdict.reason], confined: false } };
   return { verdict };
@@ -72,7 +79,8 @@ export const needsScope = (call: PolicyCall, mode: PermissionMode, rules: Approv
 
 /**
  * allow, ask or deny, with the reasons. In order: a tool the mode does not offer is denied; a
- * `deny` rule denies in every mode; `auto_accept` runs the rest; `plan` is judged as `default` is
+ * `deny` rule denies in every mode; `auto_accept` runs the rest; a tool that asks unless allowed
+ * (an MCP tool not marked read-only) asks unless an `allow` rule names it; `plan` is judged as `default` is
  * (a mode that takes tools away must not also lift the operator's rules); an `allow` rule that
  * names the call allows it; a call that may change files outside the working directory asks (a
  * revert would not undo it), as does an `ask` rule. `scope` is required when `needsScope` says so.

@@ -4,13 +4,14 @@ import type { PermissionMode, RunUsage } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
 import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
-import type { Tool, ToolSettings } from '../tools/tool.js';
+import type { Tool, ToolSettings, ToolSource } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
 import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
 import { emptyUsage } from './run-usage.js';
+import { thinking } from './events.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
@@ -37,6 +38,8 @@ export interface EngineDeps {
   approvalRules?: ApprovalRuleSet;
   /** Keyed mode: hides the runtime's and search engine's addresses in tool failures; absent: shown. */
   hideAddresses?: AddressFilter;
+  /** Each run owner's further tools (MCP servers), asked at the start of every run; absent: none. */
+  toolSource?: ToolSource;
 }
 
 /**
@@ -99,9 +102,23 @@ export class AgentEngine {
    * (an unknown agent, a directory not allowed) are thrown before anything runs.
    */
   async execute(task: AgentTask, context: RunContext): Promise<string> {
-    const loop = this.loop(task, context, this.workingDirectory(task.workingDir, context.workspace));
+    const workingDir = this.workingDirectory(task.workingDir, context.workspace);
+    const extra = await this.extraTools(this.agent(task.agentType), task.mode, context);
+    const loop = this.loop(task, context, workingDir, extra);
     context.signal.throwIfAborted();
     return loop.run();
+  }
+
+  /**
+   * The owner's tools from the tool source, those the agent may have in `mode`: an agent or mode
+   * that cannot write gets only the tools marked read-only.
+   */
+  private async extraTools(agent: AgentDefinition, mode: PermissionMode, context: RunContext): Promise<readonly Tool[]> {
+    const source = this.deps.toolSource;
+    if (source === undefined) return [];
+    const tools = await source.toolsFor({ owner: context.owner, workspace: context.workspace, notice: (text) => context.emit(thinking(text)) });
+    const writes = agent.toolNames(mode).some((name) => this.deps.tools.get(name)?.modifiesFiles === true);
+    return writes ? tools : tools.filter((tool) => tool.readOnly);
   }
 
   async run(options: RunOptions): Promise<string> {
@@ -129,14 +146,15 @@ export class AgentEngine {
     return set;
   }
 
-  private loop(task: AgentTask, context: RunContext, workingDir: string): RunLoop {
+  private loop(task: AgentTask, context: RunContext, workingDir: string, extra: readonly Tool[] = []): RunLoop {
     const agent = this.agent(task.agentType);
+    const base = this.toolSetOf(agent, task.mode);
     return new RunLoop(this.deps.model, this.deps.runtime, this.deps.limits, {
       agent,
       prompt: task.prompt,
       mode: task.mode,
       streaming: task.streaming,
-      toolSet: this.toolSetOf(agent, task.mode),
+      toolSet: extra.length === 0 ? base : toolSet(new Map([...base.tools, ...extra.map((tool) => [tool.name, tool] as const)])),
       emit: context.emit,
       usage: context.usage,
       ...(context.afterModelCall ? { afterModelCall: context.afterModelCall } : {}),

@@ -79,6 +79,7 @@ async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCal
     subject: subjectOf(call.name, args, toolContext),
     changesFiles: tool.modifiesFiles === true,
     offered: [...context.tools.keys()],
+    ...(tool.asksUnlessAllowed === undefined ? {} : { asksUnlessAllowed: tool.asksUnlessAllowed }),
   };
   const rules = rulesOf(toolContext);
   const scope = needsScope(policyCall, context.mode, rules) ? await callScope(call.name, args, toolContext, policyCall.changesFiles) : undefined;

@@ -3,10 +3,11 @@ import type { JsonSchema, ToolDefinition } from './types.js';
 
 /**
  * The definition the model sees for a tool whose arguments are a zod schema. The input side of
- * the schema is used, so arguments with defaults are optional to the model.
+ * the schema is used, so arguments with defaults are optional to the model. A tool that brings
+ * its own JSON Schema (an MCP server's) is described by that.
  */
-export function describeTool(tool: { name: string; description: string; parameters: z.ZodType }): ToolDefinition {
-  return { name: tool.name, description: tool.description, parameters: inputSchemaOf(tool.parameters) };
+export function describeTool(tool: { name: string; description: string; parameters: z.ZodType; inputSchema?: JsonSchema }): ToolDefinition {
+  return { name: tool.name, description: tool.description, parameters: tool.inputSchema ?? inputSchemaOf(tool.parameters) };
 }
 
 /**

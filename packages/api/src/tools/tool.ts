@@ -117,11 +117,31 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   description: string;
   /** Drives validation of the model's arguments and the JSON Schema the model sees. */
   parameters: P;
+  /** The JSON Schema the model sees instead of `parameters`' (an MCP server's, which the server validates itself). */
+  inputSchema?: Record<string, unknown>;
   /** Read-only tools are the only ones offered in plan mode and to explore/plan. */
   readOnly: boolean;
   /** Changes files in the working directory (write_file, edit_file, bash): a checkpoint is taken first. */
   modifiesFiles?: boolean;
+  /**
+   * Why a call asks in modes that ask unless an approval rule allows it by name (an MCP tool its
+   * server does not mark read-only); absent: the rules and the call's scope decide.
+   */
+  asksUnlessAllowed?: string;
   /** The `args` object of the `tool_start` stream event (docs/api.md, "Stream events"). */
   startArgs(params: z.output<P>): Record<string, unknown>;
   execute(params: z.output<P>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Whose tools a run asks a ToolSource for, and where it says what it left out. */
+export interface ToolSourceRequest {
+  owner: string;
+  workspace: PathSandbox;
+  /** Said to the run as a `thinking` event: a server that is down, a tool left out. */
+  notice(text: string): void;
+}
+
+/** Tools beyond the built-in ones, per user (MCP servers): asked at the start of each run. */
+export interface ToolSource {
+  toolsFor(request: ToolSourceRequest): Promise<readonly Tool[]>;
 }

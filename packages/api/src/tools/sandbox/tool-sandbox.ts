@@ -9,7 +9,7 @@ import { toolchainPaths } from './system-view.js';
 export type SandboxMode = 'read' | 'write';
 
 /** Every path no tool process may change, around a command run in `cwd`: git's and the service's `.env`. */
-export const protectedPathsFor = (context: ToolContext, cwd: string): string[] => [
+export const protectedPathsFor = (context: Pick<ToolContext, 'sandbox'>, cwd: string): string[] => [
   ...protectedGitPaths(cwd, context.sandbox.roots),
   ...context.sandbox.protectedFiles,
 ];
@@ -54,7 +54,10 @@ export class Toolchains {
  */
 const usersTerritory = (settings: ToolSettings): string[] => [...settings.allowedPaths, ...(settings.workspacesDir === '' ? [] : [settings.workspacesDir])];
 
-export async function sandboxSpec(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
+/** What the sandbox needs of a tool call's context (an MCP server's start has no call). */
+export type SandboxContext = Pick<ToolContext, 'sandbox' | 'settings' | 'host'>;
+
+export async function sandboxSpec(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
   return {
     allowedPaths: context.sandbox.roots,
     writable: mode === 'write',
@@ -76,7 +79,7 @@ export interface ToolSandbox {
  * The sandbox for one tool call's processes. With the sandbox unavailable there is no launcher and
  * the caller must refuse (or, for search, not start a process at all).
  */
-export async function toolSandbox(context: ToolContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<ToolSandbox> {
+export async function toolSandbox(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<ToolSandbox> {
   const availability = await context.host.sandboxes.detect(context.settings);
   if (!isAvailable(availability)) return { availability };
   const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses };

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { compileNameGlob } from '../../../util/name-glob.js';
 import { compilePathGlob, type ApprovalRule } from './approval-rules.js';
 
 const Rule = z.strictObject({
-  tool: z.string().regex(/^(\*|[a-z_]+)$/, 'expected a tool name or *'),
+  // MCP tools by name or by a glob on their names (`mcp__github__*`).
+  tool: z.string().regex(/^(\*|[a-z_]+|mcp__[A-Za-z0-9_*?-]{1,128})$/, 'expected a tool name, mcp__<server>__<tool> (globs allowed) or *'),
   match: z.string().trim().min(1).optional(),
   action: z.enum(['allow', 'ask', 'deny']),
 });
@@ -42,6 +44,14 @@ function checkRule(raw: unknown, number: number): ApprovalRule {
     throw new Error(`${name}: ${issue.path.join('.') || 'rule'}: ${issue.message}`);
   }
   const rule: ApprovalRule = { tool: parsed.data.tool, action: parsed.data.action, ...(parsed.data.match ? { match: parsed.data.match } : {}) };
+  if (rule.match !== undefined && rule.tool.startsWith('mcp__')) throw new Error(`${name}: match: a rule for MCP tools names them by \`tool\` alone`);
+  if (rule.tool.startsWith('mcp__')) {
+    try {
+      compileNameGlob(rule.tool);
+    } catch (error) {
+      throw new Error(`${name}: tool: ${(error as Error).message}`);
+    }
+  }
   if (rule.match !== undefined && !SHELL_TOOLS.includes(rule.tool)) {
     if (rule.tool !== '*' && !rule.match.startsWith('/')) throw new Error(`${name}: match: a file tool's glob must be an absolute path`);
     try {

@@ -1,3 +1,4 @@
+import { compileNameGlob, isNameGlob } from '../../../util/name-glob.js';
 import { compileGlobElements, literalElement, MAX_GLOB_WILDCARDS, type GlobElement, type GlobMatcher } from '../../../util/glob-automaton.js';
 import { checkCommandText } from './pre-parse.js';
 import { allCommands } from './structure.js';
@@ -15,7 +16,7 @@ import { globReadings, globWord, ruleVocabulary, type GlobWord } from './rule-gl
 export type RuleAction = 'allow' | 'ask' | 'deny';
 
 export interface ApprovalRule {
-  /** A tool name, or `*` for every tool. */
+  /** A tool name, `*` for every tool, or a glob on MCP tool names (`mcp__github__*`). */
   tool: string;
   /** Shell tools: words (program first); file tools: a glob on the absolute path; absent: every call. */
   match?: string;
@@ -109,9 +110,12 @@ export class ApprovalRuleSet {
   private readonly commandForms = new Map<string, string[][]>();
   /** Per shell rule: what a glob in a command could stand for to match it (rule-globs.ts). */
   private readonly vocabularies = new Map<string, string[]>();
+  /** Rules whose `tool` is a glob on MCP tool names (`mcp__github__*`). */
+  private readonly toolGlobs = new Map<string, GlobMatcher>();
 
   constructor(readonly rules: readonly ApprovalRule[]) {
     for (const rule of rules) {
+      if (isNameGlob(rule.tool) && rule.tool !== '*') this.toolGlobs.set(rule.tool, compileNameGlob(rule.tool));
       if (rule.match === undefined) continue;
       if (SHELL_TOOLS.includes(rule.tool) || rule.tool === '*') {
         const forms = ruleReadings(rule.match.trim().split(/\s+/));
@@ -127,17 +131,22 @@ export class ApprovalRuleSet {
    * undefined when no deny rule could ever match a path of this tool, so a search checks nothing.
    */
   deniedPaths(tool: string): ((path: string) => boolean) | undefined {
-    const denying = this.rules.filter((rule) => rule.action === 'deny' && (rule.tool === '*' || rule.tool === tool));
+    const denying = this.rules.filter((rule) => rule.action === 'deny' && this.names(rule, tool));
     if (denying.length === 0) return undefined;
     return (path) => denying.some((rule) => this.matches(rule, { kind: 'path', path }));
   }
 
   judge(tool: string, subject: CallSubject): RuleVerdict {
-    const matching = this.rules.filter((rule) => (rule.tool === '*' || rule.tool === tool) && this.matches(rule, subject));
+    const matching = this.rules.filter((rule) => this.names(rule, tool) && this.matches(rule, subject));
     if (matching.length === 0) return { action: 'allow', reason: 'no rule matched', rules: [] };
     const action = matching.map((rule) => rule.action).reduce((a, b) => (STRICTNESS[b] > STRICTNESS[a] ? b : a));
     const deciding = matching.filter((rule) => rule.action === action);
     return { action, reason: `approval rule ${deciding.map(describeRule).join(', ')}`, rules: deciding };
+  }
+
+  /** Whether the rule is about `tool`: by name, `*`, or a glob on MCP tool names. */
+  private names(rule: ApprovalRule, tool: string): boolean {
+    return rule.tool === '*' || rule.tool === tool || this.toolGlobs.get(rule.tool)?.test(tool) === true;
   }
 
   private matches(rule: ApprovalRule, subject: CallSubject): boolean {

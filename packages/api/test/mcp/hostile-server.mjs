@@ -1,0 +1,33 @@
+// An MCP server that misbehaves on purpose, speaking stdio by hand. The first argument says how:
+// garbage (log lines on stdout around its answers), silent (never answers initialize), huge (a
+// 50 MB result), deep (one tool schema nested 1,000 deep, beside a good tool), crash (exits on
+// its first call), spawner (leaves a grandchild writing `heartbeat` in its working directory).
+import { spawn } from 'node:child_process';
+import process from 'node:process';
+import { createInterface } from 'node:readline';
+
+const how = process.argv[2];
+const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+let deep = { type: 'string' };
+for (let i = 0; i < 1000; i++) deep = { type: 'object', properties: { x: deep } };
+const good = { name: 'ping', description: 'answers pong', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
+const tools = how === 'deep' ? [good, { name: 'deep', inputSchema: { type: 'object', properties: { x: deep } }, annotations: { readOnlyHint: true } }] : [good];
+
+if (how === 'spawner') spawn('sh', ['-c', 'while :; do echo beat >> heartbeat; sleep 0.2; done'], { detached: true, stdio: 'ignore' }).unref();
+if (how === 'garbage') process.stdout.write('starting up... not JSON\n{"half": \n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const message = JSON.parse(line);
+  if (how === 'silent' || message.id === undefined) return;
+  if (how === 'garbage') process.stdout.write('log: got a request\n[1,2,3]\n');
+  if (message.method === 'initialize') {
+    send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
+  } else if (message.method === 'tools/list') {
+    send({ id: message.id, result: { tools } });
+  } else if (message.method === 'tools/call') {
+    if (how === 'crash') process.exit(3);
+    const text = how === 'huge' ? 'x'.repeat(50 * 1024 * 1024) : 'pong';
+    send({ id: message.id, result: { content: [{ type: 'text', text }] } });
+  } else {
+    send({ id: message.id, error: { code: -32601, message: 'no such method' } });
+  }
+});
