@@ -3,6 +3,7 @@ import { appendAuditIn } from './drizzle-audit-repository.js';
 import { and, count, desc, eq, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, min, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement } from './dialect.js';
 import { appendMessagesIn } from './append-messages.js';
+import { addDailyUsage, dailyUsageSince } from './daily-usage.js';
 import { largeSlices } from './large-content.js';
 import { eventSizesAfter, framesWithIds, framesWithoutIds, pageSizesAfter, pagesAfter } from './run-event-statements.js';
 import type { LargeTextReader } from './large-content.js';
@@ -142,6 +143,7 @@ export class DrizzleRunRepository implements RunRepository {
       db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
     );
     const [created] = await insert(tx, withoutNulls(values));
+    if (created) await addDailyUsage(this.t, tx, input.userId, now, { runs: 1, tokens: 0 });
     // Counted after the insert, this one included; throwing rolls the insert (and the turn's message) back.
     if (created && daily) await this.checkDaily(tx, input.userId, quota);
     if (created && mayQueue && created.status === 'queued' && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
@@ -173,13 +175,8 @@ export class DrizzleRunRepository implements RunRepository {
     if (quota.maxTokensPerDay > 0 && tokens >= quota.maxTokensPerDay) throw new DailyTokenQuotaReached(tokens, quota.maxTokensPerDay);
   }
 
-  private async usedSince(db: Db, userId: string, since: Date): Promise<{ runs: number; tokens: number }> {
-    const r = this.t.runs;
-    const [used] = await db
-      .select({ runs: count(), tokens: sql<number>`coalesce(sum(${r.inputTokens} + ${r.outputTokens}), 0)`.mapWith(Number) })
-      .from(r)
-      .where(and(eq(r.userId, userId), gte(r.createdAt, since)));
-    return { runs: used?.runs ?? 0, tokens: used?.tokens ?? 0 };
+  private usedSince(db: Db, userId: string, since: Date): Promise<{ runs: number; tokens: number }> {
+    return dailyUsageSince(this.t, db, userId, since);
   }
 
   tokensSince(userId: string, since: Date): Promise<number> {
@@ -342,6 +339,9 @@ export class DrizzleRunRepository implements RunRepository {
       const counters = { modelCalls: usage.model_calls, toolCalls: usage.tool_calls, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens };
       const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...counters });
       if (!run) return undefined;
+      const tokens = usage.input_tokens + usage.output_tokens;
+      // Counted on the day the run was created, as its run was.
+      if (tokens > 0) await addDailyUsage(this.t, tx, run.userId, run.createdAt, { runs: 0, tokens });
       const stored = await this.stored(tx, run, data, now);
       if (audit) await appendAuditIn(this.adapter, tx, audit);
       return stored;

@@ -1,7 +1,8 @@
-import { and, count, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
 import type { AuditDetail } from './audit-repository.js';
 import type { DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
+import { dailyUsageSince } from './daily-usage.js';
 import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserUsage } from './user-repository.js';
 
 /** Users and keys over drizzle, for both dialects. */
@@ -121,19 +122,13 @@ export class DrizzleUserRepository implements UserRepository {
   usage(userId: string, since: Date): Promise<UserUsage> {
     const r = this.t.runs;
     return this.adapter.run(async (db) => {
-      const [today] = await db
-        .select({
-          runs: count(),
-          tokens: sql<number>`coalesce(sum(${r.inputTokens} + ${r.outputTokens}), 0)`.mapWith(Number),
-        })
-        .from(r)
-        .where(and(eq(r.userId, userId), gte(r.createdAt, since)));
+      const today = await dailyUsageSince(this.t, db, userId, since);
       // Counted apart: a run started before midnight may still be running.
       const [active] = await db
         .select({ n: count() })
         .from(r)
         .where(and(eq(r.userId, userId), inArray(r.status, ['running', 'waiting_approval'])));
-      return { runsToday: today?.runs ?? 0, tokensToday: today?.tokens ?? 0, running: active?.n ?? 0 };
+      return { runsToday: today.runs, tokensToday: today.tokens, running: active?.n ?? 0 };
     });
   }
 }

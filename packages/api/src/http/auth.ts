@@ -17,6 +17,11 @@ export interface Caller {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
+    /**
+     * Whether the credential this request came with is still valid, for the same user: asked
+     * again by a response that outlives the moment it was checked (an event stream).
+     */
+    stillAuthorized: () => Promise<boolean>;
   }
 }
 
@@ -79,6 +84,7 @@ function headerValue(request: FastifyRequest): string | undefined {
 /** Declares `request.caller` once on the root instance (Fastify wants request shapes fixed up front). */
 export function declareCaller(app: FastifyInstance): void {
   app.decorateRequest('caller', null as unknown as Caller);
+  app.decorateRequest('stillAuthorized', null as unknown as () => Promise<boolean>);
 }
 
 /** The caller of a request that carries a console session (and no X-API-Key); undefined when it carries none. */
@@ -92,6 +98,10 @@ export function requireCaller(scope: FastifyInstance, auth: Authenticator, failu
   scope.addHook('onRequest', async (request) => {
     const key = headerValue(request);
     const bySession = key === undefined ? session?.(request) : undefined;
-    request.caller = await (bySession ?? failures.guardAsync(request, () => auth.identify(key, limitedAddress(request.ip))));
+    const caller = await (bySession ?? failures.guardAsync(request, () => auth.identify(key, limitedAddress(request.ip))));
+    request.caller = caller;
+    // Asked again without counting failures: a key revoked under an open stream is no attack of the client's.
+    const again = (): Promise<Caller> => (bySession === undefined ? auth.identify(key, limitedAddress(request.ip)) : session!(request)!);
+    request.stillAuthorized = () => again().then((current) => current.userId === caller.userId, () => false);
   });
 }

@@ -62,6 +62,22 @@ export const userConversationCounts = pgTable('user_conversation_counts', {
 });
 
 /**
+ * What each user used per UTC day (the day a run was created): the daily quotas and `/me` count
+ * from here, never from the runs table, whose rows go when a conversation is deleted or runs pass
+ * their retention, and with them what they cost.
+ */
+export const userDailyUsage = pgTable(
+  'user_daily_usage',
+  {
+    userId: varchar('user_id', { length: 255 }).notNull(),
+    day: ts('day').notNull(),
+    runs: integer('runs').notNull().default(0),
+    tokens: integer('tokens').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+);
+
+/**
  * Stored agent runs. last_event_id is the seq of the run's latest event: appending an event
  * increments it first, which serializes concurrent appends on the run row. A key that names an
  * idempotent request is unique per user while it is set (NULLs never collide).

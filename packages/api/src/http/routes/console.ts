@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync } from 'fastify';
@@ -48,11 +49,26 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleRoutesOptions> = async (ap
   // serve: false: only reply.sendFile, confined to `dir` (no `..`, no dotfiles). One route, the
   // same whether or not the console is built, answers every path: a built file under assets/,
   // else the app's page, which then shows the view the path names.
-  await app.register(fastifyStatic, { root: dir, serve: false, cacheControl: false });
+  // Its real path: a link in the built files is followed only to a file that is inside it too.
+  const root = realpathSync(dir);
+  await app.register(fastifyStatic, { root, serve: false, cacheControl: false });
   app.get('/app/*', { schema: { hide: true } }, async (request, reply) => {
     const path = (request.params as { '*': string })['*'];
-    if (path.startsWith('assets/')) return reply.sendFile(path);
-    reply.header('cache-control', 'no-cache');
-    return reply.sendFile('index.html');
+    const file = path.startsWith('assets/') ? path : 'index.html';
+    await assertInsideConsole(root, file);
+    if (file === 'index.html') reply.header('cache-control', 'no-cache');
+    return reply.sendFile(file);
   });
 };
+
+/**
+ * 404 unless the file a console path names is inside the console's real directory once every link
+ * on the way is resolved (sendFile then refuses `..` and dotfiles as before). @fastify/static
+ * confines the path it is given but follows links: one planted in the built files (by an agent whose workspace holds this
+ * checkout) would otherwise serve any file the service can read, to anyone, with no key.
+ */
+async function assertInsideConsole(root: string, path: string): Promise<void> {
+  const real = await realpath(join(root, path)).catch(() => undefined);
+  const rel = real === undefined ? '..' : relative(root, real);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new NotFoundError('Not found');
+}
