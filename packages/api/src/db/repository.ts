@@ -14,6 +14,8 @@ export interface ConversationRecord {
   agentType: string;
   title: string | null;
   workingDir: string;
+  /** The configured model its turns use; null: the service's default (conversations from before). */
+  model: string | null;
   totalTokens: number;
   lastSeq: number;
   createdAt: Date;
@@ -52,6 +54,8 @@ export interface NewConversation {
   agentType: string;
   title: string | null;
   workingDir: string;
+  /** Absent: null, the default model. */
+  model?: string | null;
   now: Date;
 }
 
