@@ -21,7 +21,8 @@ export const ConversationResponse = z
     agent_type: z.string(),
     title: z.string().nullable(),
     working_dir: z.string(),
-    model: z.string().nullable().meta({ description: 'The model its turns use unless a turn names another; null (conversations from before models could be chosen): the default.' }),
+    // Optional for clients of services from before it: every service since sends it.
+    model: z.string().nullable().optional().meta({ description: 'The model its turns use unless a turn names another; null (conversations from before models could be chosen): the default.' }),
     total_tokens: z.number().int(),
     created_at: Timestamp,
     updated_at: Timestamp.nullable(),

@@ -27,7 +27,8 @@ export const RunResponse = z
     status: RunStatus,
     prompt: z.string(),
     working_dir: z.string().meta({ description: 'Absolute and resolved.' }),
-    model: z.string().nullable().meta({ description: 'The model the run was sent to; null for runs stored before models could be chosen.' }),
+    // Optional for clients of services from before it: every service since sends it.
+    model: z.string().nullable().optional().meta({ description: 'The model the run was sent to; null for runs stored before models could be chosen.' }),
     conversation_id: z.uuid().nullable(),
     response: z.string().nullable(),
     error: z.string().nullable(),
