@@ -128,7 +128,7 @@ export class Chat {
     const conversation = await client.createConversation({ agent_type: start.agentType, working_dir: workingDir, ...chosen });
     const session: ChatSession = { conversationId: conversation.id, agentType: start.agentType, workingDir, mode, transport: this.transport, ...chosen };
     terminal.print(terminal.style('bold', title));
-    terminal.print(`New session ${conversation.id} · agent ${session.agentType}${modelText(conversation.model ?? start.model)} · ${workingDir}`);
+    terminal.print(`New session ${conversation.id} · agent ${session.agentType} · ${workingDir}${modelText(conversation.model ?? start.model)}`);
     terminal.print(terminal.style('dim', 'Type a request, or help for the commands; Ctrl-D leaves.'));
     return session;
   }
@@ -147,7 +147,7 @@ export class Chat {
       ...(start.model === undefined ? {} : { model: start.model }),
     };
     terminal.print(terminal.style('bold', title));
-    terminal.print(`Resumed session ${conversation.id} · agent ${session.agentType}${modelText(start.model ?? conversation.model)} · ${session.workingDir}`);
+    terminal.print(`Resumed session ${conversation.id} · agent ${session.agentType} · ${session.workingDir}${modelText(start.model ?? conversation.model)}`);
     if (start.directoryGiven && start.workingDir !== session.workingDir) {
       terminal.notice(`The session works in ${session.workingDir}; -d applies to new sessions only (cd starts one).`);
     }

@@ -74,7 +74,7 @@ export async function runCommand(words: string[], flags: RunFlags, terminal: Ter
     );
     runId = run.id;
     const model = run.model === null || run.model === undefined ? '' : ` · model ${run.model}`;
-    progressTerminal.print(progressTerminal.style('dim', `Run ${run.id} · agent ${run.agent_type}${model} · mode ${values.mode} · ${run.working_dir}`));
+    progressTerminal.print(progressTerminal.style('dim', `Run ${run.id} · agent ${run.agent_type} · mode ${values.mode} · ${run.working_dir}${model}`));
     const reattaching = (): void => progressTerminal.notice('The connection dropped; reattaching to the run…');
     const events = followRun(client, run.id, { signal: controller.signal, onReattach: reattaching });
     const handlers = { approvalRequested: approvalHandler(approvalPrompt({ client, terminal: progressTerminal, read, signal: controller.signal })) };
