@@ -32,8 +32,9 @@ import { agentRunRoutes } from './http/routes/agent-runs.js';
 import { conversationTurnRoutes } from './http/routes/conversation-turns.js';
 import { conversationRoutes } from './http/routes/conversations.js';
 import type { AgentEngine } from './agents/engine.js';
-import type { ModelInfo } from '@mada/protocol';
-import type { RuntimeInfo, RuntimeInfoSource } from './model/index.js';
+import type { ModelCatalogue } from './model/index.js';
+import { modelRoutes, toModelInfo } from './http/routes/models.js';
+import type { AddressFilter } from './util/address-hiding.js';
 import type { ConversationService } from './conversations/service.js';
 import type { TurnService } from './conversations/turn-service.js';
 import type { RunService } from './runs/run-service.js';
@@ -65,8 +66,8 @@ export interface AppDeps {
   engine: AgentEngine;
   turns: TurnService;
   runs: RunService;
-  /** The model's window and tool-call mode for `/health`. */
-  runtime?: RuntimeInfoSource;
+  /** The configured models, their windows and tool-call modes, for `/models` and `/health`. */
+  models?: ModelCatalogue;
   approvals: ApprovalService;
   checkpoints: CheckpointService;
   users: UserDirectory;
@@ -92,6 +93,14 @@ export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?:
   // redaction, which copied every request's fields for each line, has nothing to do).
   const options = { level: settings.logLevel, serializers: { req: serializeRequest } };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** The runtime's reason is its own text: keyed users do not learn its address from it. */
+function missingModels(models: ModelCatalogue, filter: AddressFilter): { name: string; reason: string }[] {
+  return models.all().flatMap((model) => {
+    const reason = model.runtime.current().missing;
+    return reason === undefined ? [] : [{ name: model.name, reason: filter(reason) }];
+  });
 }
 
 /** Idle keep-alive sockets and unfinished requests are checked this often (Node's default is 30 s). */
@@ -124,7 +133,6 @@ function databaseProbe(conversations: ConversationService): Probe {
   };
 }
 
-const toModelInfo = (info: RuntimeInfo): ModelInfo => ({ name: info.name, context_window: info.contextWindow, tool_calls: info.toolCalls });
 
 async function registerRateLimit(scope: FastifyInstance, perMinute: number): Promise<void> {
   if (perMinute === 0) return;
@@ -177,6 +185,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   closeConnectionsWhenDraining(app);
   declareCaller(app);
   const metrics = deps.metrics ?? new ServiceMetrics();
+  const models = deps.models;
   recordRequestMetrics(app, metrics);
   guardHostAndOrigin(app, { localMode, allowedHosts: settings.allowedHosts, corsOrigins: settings.corsOrigins });
   normalizeBodyText(app);
@@ -197,7 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     database: databaseProbe(deps.conversations),
     dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
     facts: deps.probes?.facts ?? (() => sandboxFacts(settings, sandboxProbes)),
-    ...(deps.runtime === undefined ? {} : { model: () => toModelInfo(deps.runtime!.current()) }),
+    ...(models === undefined ? {} : { model: () => toModelInfo(models.get().runtime.current()), missingModels: () => missingModels(models, filter) }),
     tenancy: () => deps.users.tenancy(),
   });
 
@@ -222,6 +231,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requireCaller(scope, auth, failures, sessionCaller(auth, sessions));
     await registerRateLimit(scope, settings.rateLimitPerMinute);
     await scope.register(agentCatalogueRoutes);
+    if (models !== undefined) await scope.register(modelRoutes, { models });
     await scope.register(agentRunRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter, ...ping });
     await scope.register(conversationRoutes, { conversations: deps.conversations, messageLimits });
     const gates = deps.approvals.gates.bind(deps.approvals);

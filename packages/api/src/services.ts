@@ -9,7 +9,7 @@ import type { ConversationRepository } from './db/repository.js';
 import { observeModel } from './metrics/observe-model.js';
 import { observeTools } from './metrics/observe-tools.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { createModelClient, fixedRuntimeInfo, RuntimeIntrospector, type ModelClient, type RuntimeInfoSource } from './model/index.js';
+import { ModelCatalogue, openModelCatalogue, type ModelClient } from './model/index.js';
 import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
@@ -42,8 +42,8 @@ import type { ToolSource } from './tools/tool.js';
 
 export interface Services {
   conversations: ConversationService;
-  /** What the runtime says of the model: its window and tool-call mode (`/health` shows it). */
-  runtime: RuntimeInfoSource;
+  /** The configured models and what the runtime says of each: window, tool-call mode (`/models`, `/health`). */
+  models: ModelCatalogue;
   engine: AgentEngine;
   turns: TurnService;
   metrics: ServiceMetrics;
@@ -83,20 +83,23 @@ export interface ServiceOptions {
 const addressFilterFor = (settings: Settings, keyed: boolean): AddressFilter =>
   keyed ? addressFilter([settings.llmBaseUrl, settings.searchEngineUrl]) : showAddresses;
 
-/** The engine, its model client and its tools report what they do into `metrics`. */
+/**
+ * The engine, its models' clients and its tools report what they do into `metrics`. A bare
+ * client is served as LLM_MODEL with LLM_NUM_CTX and native tool calls (benchmarks).
+ */
 export function createEngine(
   settings: Settings,
-  model: ModelClient,
+  models: ModelCatalogue | ModelClient,
   startDir: string,
   metrics: ServiceMetrics,
   toolHost: ToolHost,
-  runtime?: RuntimeInfoSource,
   keyed = settings.apiKeys.length > 0,
   toolSource?: ToolSource,
 ): AgentEngine {
+  const catalogue =
+    models instanceof ModelCatalogue ? models : ModelCatalogue.single(models, { name: settings.llmModel, contextWindow: settings.llmNumCtx, toolCalls: 'native' });
   const deps: EngineDeps = {
-    model: observeModel(model, metrics),
-    runtime: runtime ?? fixedRuntimeInfo({ name: settings.llmModel, contextWindow: settings.llmNumCtx, toolCalls: 'native' }),
+    models: catalogue.mapClients((client, name) => observeModel(client, metrics, name)),
     tools: observeTools(createToolRegistry(), metrics),
     sandbox: toolPathSandbox(settings, startDir),
     toolSettings: settings,
@@ -161,19 +164,16 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     defaultQuotas: { maxConcurrentRuns: settings.maxRunsPerUser, maxRunsPerDay: settings.maxRunsPerDay, maxTokensPerDay: settings.maxTokensPerDay },
     now,
   });
-  const runtime = new RuntimeIntrospector(settings, {
+  const models = openModelCatalogue(settings, {
     onError: (error) => log.warn({ err: error }, 'model runtime did not answer introspection; asking again later'),
-    onChange: (info) => log.info({ model: info }, 'model runtime introspected'),
+    onChange: (info) =>
+      info.missing === undefined ? log.info({ model: info }, 'model runtime introspected') : log.warn({ model: info }, 'the model runtime does not have this model'),
+    // A run's own logger when the call is a run's: the line then carries its run_id.
+    onRetry: (error, attempt, delayMs, callLog) => (callLog ?? log).warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
+    ...(options.model ? { client: options.model } : {}),
   });
   // Awaited, but never fails: a runtime that is down leaves LLM_NUM_CTX in place until it answers.
-  await runtime.start();
-  const model =
-    options.model ??
-    createModelClient(settings, {
-      runtime,
-      // A run's own logger when the call is a run's: the line then carries its run_id.
-      onRetry: (error, attempt, delayMs, callLog) => (callLog ?? log).warn({ err: error, attempt, delayMs }, 'model runtime call retried'),
-    });
+  await models.start();
   const metrics = new ServiceMetrics();
   // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend; and
   // one gitlink guard for the service's life: what it remembers of the gitlinks it took out must outlive each run.
@@ -186,13 +186,14 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       : new McpConnections({ tools: settings, idleSeconds: settings.mcpIdleSeconds, startTimeoutSeconds: settings.mcpStartTimeoutSeconds }, toolHost, log);
   if (mcp !== undefined) log.info({ mcp_servers: settings.mcpServers.map((server) => server.name) }, 'MCP servers configured');
   const toolSource = mcp === undefined ? undefined : new McpToolSource(settings.mcpServers, mcp, log);
-  const engine = createEngine(settings, model, startDir, metrics, toolHost, runtime, keyed, toolSource);
+  const engine = createEngine(settings, models, startDir, metrics, toolHost, keyed, toolSource);
   // Every check that once used ALLOWED_PATHS asks here for the user's own workspace.
   const workspaces = new WorkspaceSandboxes(users, settings, startDir);
   const conversations = new ConversationService(repository, {
     sessionTtlHours: settings.sessionTtlHours,
     maxConversationsPerUser: settings.maxConversationsPerUser,
     checkWorkingDir: async (dir, userId) => void engine.workingDirectory(dir, await workspaces.of(userId)),
+    resolveModel: (name) => engine.model(name),
     now,
   });
   await logSandboxState(settings, toolHost, log);
@@ -267,7 +268,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     audit,
     approvals,
     conversations,
-    runtime,
+    models,
     engine,
     turns,
     metrics,
@@ -285,7 +286,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       if (options.toolHost === undefined) await toolHost.gitlinks.close();
       stopCountingQueued();
       await sweeper.stop();
-      await runtime.stop();
+      await models.stop();
       await bus.close();
       // A database already gone must not keep the rest from closing: the log says what was lost.
       await audit

@@ -182,6 +182,7 @@ const SPECS = {
   llmProvider: spec('LLM_PROVIDER', oneOf(['ollama', 'openai']), 'ollama'),
   llmBaseUrl: spec('LLM_BASE_URL', httpUrl, 'http://localhost:11434'),
   llmModel: spec('LLM_MODEL', text, 'qwen2.5-coder:7b'),
+  llmModels: spec('LLM_MODELS', list, [] as string[], true),
   llmApiKey: spec('LLM_API_KEY', text, ''),
   llmTemperature: spec('LLM_TEMPERATURE', decimal(0, 2), 0.3),
   llmNumCtx: spec('LLM_NUM_CTX', integer(512), 32_768),
@@ -276,8 +277,27 @@ export function loadSettings(env: Env = process.env, cwd = process.cwd()): Setti
   const approvalRules = approvalRulesFile === '' ? DEFAULT_APPROVAL_RULES : approvalRulesFrom(approvalRulesFile);
   const mcpConfigFile = raw.mcpConfigFile === '' ? '' : resolve(cwd, raw.mcpConfigFile);
   const mcpServers = mcpConfigFile === '' ? [] : mcpServersFrom(mcpConfigFile);
+  const llmModels = modelNames(raw.llmModel, raw.llmModels);
   // approvalRulesFile absolute: the engine protects that file from the tools.
-  return { ...rest, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules, workspacesDir, mcpConfigFile, mcpServers };
+  return { ...rest, llmModels, sandboxReadPaths, dataDir, database, allowedPaths, allowedPathsDefaulted, approvalRulesFile, approvalRules, workspacesDir, mcpConfigFile, mcpServers };
+}
+
+/** The longest model name stored with a run or conversation (their `model` columns). */
+const MAX_MODEL_NAME = 255;
+
+/**
+ * The models users may choose: LLM_MODEL first, as the default, whether or not LLM_MODELS names
+ * it, then the others of LLM_MODELS once each. A name is a label in metrics and a column value,
+ * so it is bounded and printable.
+ */
+function modelNames(defaultModel: string, configured: readonly string[]): string[] {
+  const names = [...new Set([defaultModel, ...configured])];
+  for (const [index, name] of names.entries()) {
+    const variable = index === 0 ? 'LLM_MODEL' : 'LLM_MODELS';
+    // eslint-disable-next-line no-control-regex
+    if (name === '' || name.length > MAX_MODEL_NAME || /[\x00-\x1f\x7f]/.test(name)) fail(variable, `expected a model name of 1 to ${MAX_MODEL_NAME} printable characters, got ${JSON.stringify(name.slice(0, 64))}`);
+  }
+  return names;
 }
 
 /**

@@ -10,6 +10,7 @@ import { diffCommand, revertCommand, type RevertFlags } from './commands/checkpo
 import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
 import { createKeyCommand, keysCommand, revokeKeyCommand, whoamiCommand, type CreateKeyFlags, type KeysFlags } from './commands/keys.js';
+import { modelsCommand, type ModelsFlags } from './commands/models.js';
 import { runCommand, type RunFlags } from './commands/run.js';
 import { runsCommand, type RunsFlags } from './commands/runs.js';
 import type { ServiceFlags } from './commands/service.js';
@@ -58,6 +59,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .option('--stream', 'stream progress as it happens (default)')
     .option('--no-stream', 'wait for the whole reply instead of streaming')
     .option('--resume <session-id>', 'continue a stored session (its id or 8+ first characters; see `mada sessions`)')
+    .option('--model <name>', "the model of the session's turns (see `mada models`; default: the service's)")
     // As the default command, chat receives any word that is not a command: name it as such.
     .allowExcessArguments(true)
     .action(async (flags: ChatFlags, chat: Command) => {
@@ -72,6 +74,7 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .addOption(apiOption())
     .addOption(new Option('--agent <name>', 'agent to run').choices(AGENT_TYPES).default('task'))
     .addOption(new Option('--mode <mode>', 'permission mode (overrides MADA_MODE and cli.mode)').choices(PERMISSION_MODES))
+    .option('--model <name>', "the model to run (see `mada models`; default: the service's)")
     .option('--json', "print the run's events as JSON lines instead of the answer")
     .addOption(
       new Option('--on-ask <choice>', 'when a rule asks before a call: ask on the terminal, or deny it (default: ask when stdin is a terminal)').choices([
@@ -96,6 +99,13 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .option('--json', 'print JSON')
     .action(async (flags: DoctorFlags) => {
       result.code = await doctorCommand(flags, terminal);
+    });
+
+  command('models', 'list the models --model may name, with their context windows')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: ModelsFlags) => {
+      result.code = await modelsCommand(flags, terminal);
     });
 
   command('sessions', 'list your stored sessions, most recent first')

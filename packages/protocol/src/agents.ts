@@ -9,6 +9,12 @@ export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES).meta({ id: 'PermissionMode' });
 export type PermissionMode = z.infer<typeof PermissionMode>;
 
+/**
+ * A model of the service's LLM_MODELS (`GET /models`); absent: its default. A string, not an
+ * enum the schema knows: an unknown model is a 400 `Unknown model: <name>`.
+ */
+export const ModelName = z.string().min(1).max(255).meta({ description: 'A model of GET /models; absent: the default one.' });
+
 export const AgentRunRequest = z
   .object({
     // A string, not the enum: an unknown agent is a 400 with a named detail, not a 422.
@@ -16,6 +22,7 @@ export const AgentRunRequest = z
     prompt: z.string().min(1),
     working_dir: z.string().max(1024).default('.'),
     mode: PermissionMode.default('default'),
+    model: ModelName.optional(),
   })
   .meta({ id: 'AgentRunRequest' });
 export type AgentRunRequest = z.infer<typeof AgentRunRequest>;

@@ -32,6 +32,18 @@ export const ModelInfo = z
   .meta({ id: 'ModelInfo' });
 export type ModelInfo = z.infer<typeof ModelInfo>;
 
+/** One model users may choose (LLM_MODELS), as the runtime last described it. */
+export const ModelEntry = ModelInfo.extend({
+  /** LLM_MODEL: the model of runs and conversations that name none. */
+  default: z.boolean(),
+  /** False when the runtime said it does not have the model: runs sent to it fail. */
+  available: z.boolean(),
+}).meta({ id: 'ModelEntry' });
+export type ModelEntry = z.infer<typeof ModelEntry>;
+
+export const ModelListResponse = z.object({ models: z.array(ModelEntry) }).meta({ id: 'ModelListResponse' });
+export type ModelListResponse = z.infer<typeof ModelListResponse>;
+
 /**
  * `shared`: users reach the same ALLOWED_PATHS, so each user's agents can read and change the
  * others' files (version 1.1 behaviour); `per_user`: each user has a workspace of their own.
@@ -45,6 +57,8 @@ export const HealthResponse = z
     version: z.string(),
     checks: z.record(z.string(), z.string()),
     model: ModelInfo.optional(),
+    /** Configured models the runtime said it does not have, with its reason. */
+    missing_models: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
     // Optional for clients of services from before it: every service since sends it.
     tenancy: Tenancy.optional(),
   })

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PermissionMode } from './agents.js';
+import { ModelName, PermissionMode } from './agents.js';
 
 const Timestamp = z.string().meta({ description: 'UTC ISO 8601 with milliseconds and Z' });
 
@@ -21,6 +21,8 @@ export const ConversationResponse = z
     agent_type: z.string(),
     title: z.string().nullable(),
     working_dir: z.string(),
+    // Optional for clients of services from before it: every service since sends it.
+    model: z.string().nullable().optional().meta({ description: 'The model its turns use unless a turn names another; null (conversations from before models could be chosen): the default.' }),
     total_tokens: z.number().int(),
     created_at: Timestamp,
     updated_at: Timestamp.nullable(),
@@ -43,6 +45,7 @@ export const CreateConversationRequest = z
     agent_type: z.string().min(1).max(50).default('explore'),
     working_dir: z.string().min(1).max(1024).default('.'),
     title: z.string().max(255).nullable().default(null),
+    model: ModelName.optional(),
   })
   .meta({ id: 'CreateConversationRequest' });
 export type CreateConversationRequest = z.infer<typeof CreateConversationRequest>;
@@ -72,7 +75,11 @@ export const ConversationParams = z.object({ conversation_id: z.string() });
 
 /** A turn: the message, and the permission mode the conversation's agent runs in (default `default`). */
 export const AddMessageRequest = z
-  .object({ content: z.string().min(1), mode: PermissionMode.default('default') })
+  .object({
+    content: z.string().min(1),
+    mode: PermissionMode.default('default'),
+    model: ModelName.optional().meta({ description: "This turn's model; absent: the conversation's." }),
+  })
   .meta({ id: 'AddMessageRequest' });
 export type AddMessageRequest = z.infer<typeof AddMessageRequest>;
 /** What a client sends (mode may be left out). */

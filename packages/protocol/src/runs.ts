@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentRunRequest, PermissionMode } from './agents.js';
+import { AgentRunRequest, ModelName, PermissionMode } from './agents.js';
 import { RUN_STATUSES } from './run-statuses.js';
 
 /*
@@ -27,6 +27,8 @@ export const RunResponse = z
     status: RunStatus,
     prompt: z.string(),
     working_dir: z.string().meta({ description: 'Absolute and resolved.' }),
+    // Optional for clients of services from before it: every service since sends it.
+    model: z.string().nullable().optional().meta({ description: 'The model the run was sent to; null for runs stored before models could be chosen.' }),
     conversation_id: z.uuid().nullable(),
     response: z.string().nullable(),
     error: z.string().nullable(),
@@ -65,7 +67,12 @@ export type StartRunRequest = z.infer<typeof StartRunRequest>;
 export type StartRunInput = z.input<typeof StartRunRequest>;
 
 export const ConversationRunRequest = z
-  .object({ content: z.string().min(1), mode: PermissionMode.default('default'), on_ask: OnAsk.default('wait') })
+  .object({
+    content: z.string().min(1),
+    mode: PermissionMode.default('default'),
+    on_ask: OnAsk.default('wait'),
+    model: ModelName.optional().meta({ description: "This turn's model; absent: the conversation's." }),
+  })
   .meta({ id: 'ConversationRunRequest' });
 export type ConversationRunRequest = z.infer<typeof ConversationRunRequest>;
 export type ConversationRunInput = z.input<typeof ConversationRunRequest>;

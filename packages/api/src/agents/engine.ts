@@ -6,7 +6,7 @@ import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { Tool, ToolSettings, ToolSource } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
-import type { ModelClient, RuntimeInfoSource } from '../model/index.js';
+import type { ModelCatalogue } from '../model/index.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
 import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
@@ -21,9 +21,8 @@ export class WorkingDirectoryError extends BadRequestError {
 }
 
 export interface EngineDeps {
-  model: ModelClient;
-  /** The model's window and tool-call mode, as the runtime last reported them. */
-  runtime: RuntimeInfoSource;
+  /** The configured models: each with its client, window and tool-call mode, as the runtime last reported them. */
+  models: ModelCatalogue;
   /** Every tool the service has, by name; each agent gets its own subset. */
   tools: ReadonlyMap<string, Tool>;
   /** ALLOWED_PATHS: the workspace of runs that name none (benchmarks, tests calling run()). */
@@ -87,12 +86,17 @@ export class AgentEngine {
     throw new WorkingDirectoryError(dir);
   }
 
+  /** The configured name of the model asked for (absent: the default); UnknownModelError (400) otherwise. */
+  model(name?: string | null): string {
+    return this.deps.models.get(name).name;
+  }
+
   /**
-   * Tokens a prompt to `agentType` may have and still fit the model's window in the first
+   * Tokens a prompt to `agentType` may have and still fit `model`'s window in the first
    * request (used to cut summarization input into parts that fit).
    */
-  promptRoom(agentType: string, mode: PermissionMode, workingDir: string): number {
-    const task = { agentType, prompt: '', workingDir, mode, streaming: false };
+  promptRoom(agentType: string, mode: PermissionMode, workingDir: string, model?: string): number {
+    const task = { agentType, prompt: '', workingDir, mode, streaming: false, ...(model === undefined ? {} : { model }) };
     const context = { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };
     return this.loop(task, context, workingDir).promptRoom();
   }
@@ -127,8 +131,9 @@ export class AgentEngine {
 
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
-    const { agentType, prompt, workingDir, mode, streaming, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
-    return { text: await this.execute({ agentType, prompt, workingDir, mode, streaming }, { ...context, owner, workspace, emit, usage }), usage };
+    const { agentType, prompt, workingDir, mode, streaming, model, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
+    const task = { agentType, prompt, workingDir, mode, streaming, ...(model === undefined ? {} : { model }) };
+    return { text: await this.execute(task, { ...context, owner, workspace, emit, usage }), usage };
   }
 
   /**
@@ -149,7 +154,8 @@ export class AgentEngine {
   private loop(task: AgentTask, context: RunContext, workingDir: string, extra: readonly Tool[] = []): RunLoop {
     const agent = this.agent(task.agentType);
     const base = this.toolSetOf(agent, task.mode);
-    return new RunLoop(this.deps.model, this.deps.runtime, this.deps.limits, {
+    const model = this.deps.models.get(task.model);
+    return new RunLoop(model.client, model.runtime, this.deps.limits, {
       agent,
       prompt: task.prompt,
       mode: task.mode,
@@ -173,7 +179,8 @@ export class AgentEngine {
         spawnAgent: (agentType, prompt, dir, signal) =>
           this.execute(
             // The model names it from the directory it works in, not the service's start directory.
-            { agentType, prompt, workingDir: isAbsolute(dir) ? dir : `${workingDir}/${dir}`, mode: task.mode, streaming: false },
+            // The parent's model too: a run is sent to the model it asked for, sub-agents included.
+            { agentType, prompt, workingDir: isAbsolute(dir) ? dir : `${workingDir}/${dir}`, mode: task.mode, streaming: false, model: model.name },
             { ...context, signal, emit: ignore },
           ),
       },

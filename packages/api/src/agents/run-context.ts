@@ -42,6 +42,8 @@ export interface AgentTask {
   mode: PermissionMode;
   /** Streamed model calls; the legacy blocking routes make non-streaming ones. */
   streaming: boolean;
+  /** A configured model (LLM_MODELS); absent: LLM_MODEL. Its sub-agents use the same. */
+  model?: string;
 }
 
 /** Turns a user into the workspace their runs act in (workspaces.ts, over the user directory). */

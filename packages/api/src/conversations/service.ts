@@ -24,6 +24,8 @@ export interface ConversationServiceOptions {
   maxConversationsPerUser: number;
   /** Checks a conversation's working directory against its user's workspace when it is created (throws when not allowed). */
   checkWorkingDir?: (dir: string, userId: string) => Promise<void>;
+  /** The configured model a creation names (absent: the default); throws for one not configured. Absent: stored as given. */
+  resolveModel?: (name: string | undefined) => string;
   now?: () => Date;
 }
 
@@ -52,6 +54,7 @@ export const toConversationResponse = (r: ConversationRecord): ConversationRespo
   agent_type: r.agentType,
   title: r.title,
   working_dir: r.workingDir,
+  model: r.model,
   total_tokens: r.totalTokens,
   created_at: r.createdAt.toISOString(),
   updated_at: r.updatedAt ? r.updatedAt.toISOString() : null,
@@ -102,11 +105,13 @@ export class ConversationService {
    * conversation count, the count in the same transaction as the insert: creations racing at the
    * limit store exactly up to it.
    */
-  async create(userId: string, input: { agent_type: string; working_dir: string; title: string | null }): Promise<ConversationRecord> {
+  async create(userId: string, input: { agent_type: string; working_dir: string; title: string | null; model?: string | undefined }): Promise<ConversationRecord> {
+    // The name stored is the configured one the default resolves to now: the conversation keeps it.
+    const model = this.options.resolveModel?.(input.model) ?? input.model ?? null;
     await this.options.checkWorkingDir?.(input.working_dir, userId);
     const max = this.options.maxConversationsPerUser;
     const created = await this.repository.createConversationWithin(
-      { id: randomUUID(), userId, agentType: input.agent_type, workingDir: input.working_dir, title: input.title, now: this.now() },
+      { id: randomUUID(), userId, agentType: input.agent_type, workingDir: input.working_dir, title: input.title, model, now: this.now() },
       { max, activeSince: this.expiryCutoff() },
     );
     if (created === undefined) throw new ConversationLimitError(max);

@@ -15,6 +15,8 @@ export interface ConversationRecord {
   agentType: string;
   title: string | null;
   workingDir: string;
+  /** The configured model its turns use; null: the service's default (conversations from before). */
+  model: string | null;
   totalTokens: number;
   lastSeq: number;
   createdAt: Date;
@@ -53,6 +55,8 @@ export interface NewConversation {
   agentType: string;
   title: string | null;
   workingDir: string;
+  /** Absent: null, the default model. */
+  model?: string | null;
   now: Date;
 }
 

@@ -16,6 +16,8 @@ export interface RunRecord {
   status: RunStatus;
   prompt: string;
   workingDir: string;
+  /** The configured model the run was sent to; null for runs from before models were chosen. */
+  model: string | null;
   conversationId: string | null;
   response: string | null;
   error: string | null;
@@ -113,6 +115,8 @@ export interface NewRun {
   mode: string;
   prompt: string;
   workingDir: string;
+  /** Absent: null (runs stored outside the routes, which always name it). */
+  model?: string | null;
   conversationId: string | null;
   status: RunStatus;
   /** Set for a run stored already running (it had a place at once); null or absent while queued. */

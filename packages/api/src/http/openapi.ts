@@ -23,6 +23,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       tags: [
         { name: 'health', description: 'Liveness and dependency checks (no key needed)' },
         { name: 'agents', description: 'Agent catalogue and runs' },
+        { name: 'models', description: 'The models runs and conversations may name' },
         { name: 'conversations', description: 'Per-user multi-turn conversations' },
       ],
     },

@@ -7,22 +7,25 @@ type Kind = 'complete' | 'stream';
 const outcomeOf = (signal: AbortSignal | undefined): CallOutcome => (signal?.aborted ? 'cancelled' : 'error');
 
 /** What the answer cost in tokens: the runtime's own counts, else cl100k_base over what was sent and received. */
-function countUsage(metrics: ServiceMetrics, request: ModelRequest, response: ModelResponse): void {
+function countUsage(metrics: ServiceMetrics, model: string, request: ModelRequest, response: ModelResponse): void {
   const { input_tokens, output_tokens } = response.usage;
-  if (input_tokens !== undefined) metrics.inputTokens.inc({ source: 'reported' }, input_tokens);
-  else metrics.inputTokens.inc({ source: 'counted' }, countMessageListTokens(request.messages));
-  if (output_tokens !== undefined) metrics.outputTokens.inc({ source: 'reported' }, output_tokens);
+  if (input_tokens !== undefined) metrics.inputTokens.inc({ model, source: 'reported' }, input_tokens);
+  else metrics.inputTokens.inc({ model, source: 'counted' }, countMessageListTokens(request.messages));
+  if (output_tokens !== undefined) metrics.outputTokens.inc({ model, source: 'reported' }, output_tokens);
   else {
     const calls = response.toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.rawArguments), 0);
-    metrics.outputTokens.inc({ source: 'counted' }, countTokens(response.text) + calls);
+    metrics.outputTokens.inc({ model, source: 'counted' }, countTokens(response.text) + calls);
   }
 }
 
-/** A model client that reports each call's count, latency and tokens; calls pass through unchanged. */
-export function observeModel(client: ModelClient, metrics: ServiceMetrics): ModelClient {
+/**
+ * A model client that reports each call's count, latency and tokens under `model`, the
+ * configured name (LLM_MODELS: a bounded set, never a client's string); calls pass through unchanged.
+ */
+export function observeModel(client: ModelClient, metrics: ServiceMetrics, model: string): ModelClient {
   const finish = (kind: Kind, outcome: CallOutcome, started: number): void => {
-    metrics.modelCalls.inc({ kind, outcome });
-    metrics.modelLatency.observe({ kind, outcome }, (performance.now() - started) / 1000);
+    metrics.modelCalls.inc({ model, kind, outcome });
+    metrics.modelLatency.observe({ model, kind, outcome }, (performance.now() - started) / 1000);
   };
   return {
     provider: client.provider,
@@ -32,7 +35,7 @@ export function observeModel(client: ModelClient, metrics: ServiceMetrics): Mode
       try {
         const response = await client.complete(request, signal, log);
         finish('complete', 'ok', started);
-        countUsage(metrics, request, response);
+        countUsage(metrics, model, request, response);
         return response;
       } catch (error) {
         finish('complete', outcomeOf(signal), started);
@@ -45,11 +48,11 @@ export function observeModel(client: ModelClient, metrics: ServiceMetrics): Mode
       let outcome: CallOutcome | undefined;
       try {
         for await (const part of client.stream(request, signal, log)) {
-          if (first) metrics.modelFirstToken.observe((performance.now() - started) / 1000);
+          if (first) metrics.modelFirstToken.observe({ model }, (performance.now() - started) / 1000);
           first = false;
           if (part.type === 'finish') {
             outcome = 'ok';
-            countUsage(metrics, request, part.response);
+            countUsage(metrics, model, request, part.response);
           }
           yield part;
         }

@@ -34,22 +34,23 @@ export class ServiceMetrics {
   readonly toolCalls = this.counter('mada_tool_calls_total', 'Tool executions, by tool and outcome (ok, error, timeout, cancelled)', ['tool', 'outcome']);
   readonly toolDuration = this.durations('mada_tool_call_duration_seconds', 'Wall time of tool executions, by tool and outcome', ['tool', 'outcome']);
 
-  readonly modelCalls = this.counter('mada_model_calls_total', 'Calls to the model runtime, by kind (complete, stream) and outcome', ['kind', 'outcome']);
+  // `model` is a configured model's name (LLM_MODELS), never what a client sent.
+  readonly modelCalls = this.counter('mada_model_calls_total', 'Calls to the model runtime, by model, kind (complete, stream) and outcome', ['model', 'kind', 'outcome']);
   readonly modelLatency = this.durations(
     'mada_model_call_duration_seconds',
-    'Time from request to the whole answer (retries included), by kind and outcome',
-    ['kind', 'outcome'],
+    'Time from request to the whole answer (retries included), by model, kind and outcome',
+    ['model', 'kind', 'outcome'],
   );
-  readonly modelFirstToken = this.durations('mada_model_first_token_seconds', 'Time from a streamed request to its first part');
+  readonly modelFirstToken = this.durations('mada_model_first_token_seconds', 'Time from a streamed request to its first part, by model', ['model']);
   readonly inputTokens = this.counter(
     'mada_model_input_tokens_total',
-    'Prompt tokens sent to the model runtime: as it reported them, or counted with cl100k_base when it did not',
-    ['source'],
+    'Prompt tokens sent to the model runtime, by model: as it reported them, or counted with cl100k_base when it did not',
+    ['model', 'source'],
   );
   readonly outputTokens = this.counter(
     'mada_model_output_tokens_total',
-    'Tokens the model runtime generated: as it reported them, or counted with cl100k_base when it did not',
-    ['source'],
+    'Tokens the model runtime generated, by model: as it reported them, or counted with cl100k_base when it did not',
+    ['model', 'source'],
   );
 
   /** Open event streams, one source per app serving this service. */

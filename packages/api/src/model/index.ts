@@ -3,6 +3,7 @@ export { createModelClient, type ModelClientOptions, type ModelSettings } from '
 export { describeTool } from './describe-tool.js';
 export { ModelError, refusesTools, streamWithoutFinish, type ModelErrorKind } from './errors.js';
 export { RuntimeIntrospector, REFRESH_INTERVAL_MS, type IntrospectorOptions } from './runtime-introspector.js';
+export { ModelCatalogue, openModelCatalogue, UnknownModelError, type CatalogueOptions, type ServedModel } from './models.js';
 export { fixedRuntimeInfo, type RuntimeInfo, type RuntimeInfoSource, type ToolCallMode } from './runtime-info.js';
 export { StreamGate } from './text-calls/stream-gate.js';
 export { stripThinking } from './text-calls/thinking.js';

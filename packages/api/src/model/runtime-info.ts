@@ -7,6 +7,8 @@ export interface RuntimeInfo {
   /** Tokens per request, answer included: the smallest of what the runtime reports and LLM_NUM_CTX. */
   contextWindow: number;
   toolCalls: ToolCallMode;
+  /** Set when the runtime said it does not have the model (its reason); runs sent to it fail. */
+  missing?: string;
 }
 
 /** The current view of the runtime, for the agent loop and the model client. */

@@ -74,11 +74,13 @@ export class RuntimeIntrospector implements RuntimeInfoSource {
 
   private apply(report: RuntimeReport): void {
     const toolCalls = this.refusedTools ? 'text' : (report.toolCalls ?? 'native');
+    // A model the runtime does not have keeps the window it had: it may come back as it was.
+    if (report.missing !== undefined) return this.update({ ...this.info, missing: report.missing });
     this.update({ name: this.settings.llmModel, contextWindow: Math.min(this.settings.llmNumCtx, ...report.contextLengths), toolCalls });
   }
 
   private update(next: RuntimeInfo): void {
-    const changed = next.contextWindow !== this.info.contextWindow || next.toolCalls !== this.info.toolCalls;
+    const changed = next.contextWindow !== this.info.contextWindow || next.toolCalls !== this.info.toolCalls || next.missing !== this.info.missing;
     this.info = next;
     if (changed) this.options.onChange?.(next);
   }

@@ -14,7 +14,8 @@ export function agentJob(engine: AgentEngine, run: RunRecord, streaming: boolean
     ...(gate ? { gate } : {}),
     async execute(context) {
       const mode = modeOf(run.mode);
-      const response = await engine.execute({ agentType: run.agentType, prompt: run.prompt, workingDir: run.workingDir, mode, streaming }, context);
+      const task = { agentType: run.agentType, prompt: run.prompt, workingDir: run.workingDir, mode, streaming, ...(run.model === null ? {} : { model: run.model }) };
+      const response = await engine.execute(task, context);
       return { response, done: { event: 'done', mode } };
     },
   };

@@ -12,6 +12,8 @@ export interface TurnStart {
   userId: string;
   content: string;
   mode: PermissionMode;
+  /** This turn's model; absent: the conversation's (the default for one from before models were chosen). */
+  model?: string | undefined;
   /** Streamed model calls; the blocking `/messages` route makes non-streaming ones. */
   streaming: boolean;
   onAsk: OnAsk;
@@ -40,6 +42,8 @@ export class ConversationTurns {
     const { runs, turns, conversations, engine, gates } = this.deps;
     if (runs.isDraining) throw new ShuttingDownError();
     const conversation = await conversations.getOwned(start.conversationId, start.userId);
+    // A model LLM_MODELS no longer names is refused (400) like an unknown one: the turn may name another.
+    const model = engine.model(start.model ?? conversation.model);
     // Checked again at each turn: the owner's workspace may have changed since the conversation began.
     const workspace = await runs.workspaceOf(start.userId);
     // Stored resolved, as every other run's: its checkpoints and approve_always grants name the real directory.
@@ -52,12 +56,13 @@ export class ConversationTurns {
         mode: start.mode,
         prompt: start.content,
         workingDir,
+        model,
         conversationId: conversation.id,
         idempotency: start.idempotency,
         userMessage: turns.draftUserMessage(start.content),
       },
       (stored, turn) =>
-        conversationJob(engine, turns, turn!, {
+        conversationJob(engine, turns, stored, turn!, {
           mode: start.mode,
           streaming: start.streaming,
           gate: gates(stored, start.onAsk),

@@ -8,6 +8,7 @@ export const toRunResponse = (r: RunRecord): RunResponse => ({
   status: r.status,
   prompt: r.prompt,
   working_dir: r.workingDir,
+  model: r.model,
   conversation_id: r.conversationId,
   response: r.response,
   error: r.error,

@@ -69,6 +69,8 @@ export interface RunRequest {
   mode: PermissionMode;
   prompt: string;
   workingDir: string;
+  /** The configured model the run is sent to (checked by the caller). */
+  model: string;
   conversationId?: string | null;
   /** The Idempotency-Key header and a digest of the request it came with. */
   idempotency?: { key: string; hash: string } | undefined;
@@ -179,6 +181,7 @@ export class RunService {
           mode: request.mode,
           prompt: request.prompt,
           workingDir: request.workingDir,
+          model: request.model,
           conversationId: request.conversationId ?? null,
           status: admission.queued ? 'queued' : 'running',
           startedAt: admission.queued ? null : now,

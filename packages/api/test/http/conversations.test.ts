@@ -33,6 +33,8 @@ describe.each(DIALECTS)('conversation routes on %s', (dialect) => {
       agent_type: 'explore',
       title: null,
       working_dir: '.',
+      // LLM_MODEL, stored with the conversation when it names no model.
+      model: 'qwen2.5-coder:7b',
       total_tokens: 0,
       created_at: '2026-03-01T12:00:00.000Z',
       updated_at: null,

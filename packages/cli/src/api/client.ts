@@ -5,6 +5,7 @@ import {
   RunChangesResponse,
   AddMessageResponse,
   AgentListResponse,
+  ModelListResponse,
   AgentRunResponse,
   ApprovalListResponse,
   ApprovalResponse,
@@ -127,6 +128,11 @@ export class ApiClient {
 
   agents(): Promise<AgentListResponse> {
     return this.call('GET', '/agents/', AgentListResponse);
+  }
+
+  /** The models runs and conversations may name (services from before models could be chosen answer 404). */
+  models(): Promise<ModelListResponse> {
+    return this.call('GET', '/models', ModelListResponse);
   }
 
   createConversation(request: Partial<CreateConversationRequest>): Promise<ConversationResponse> {

@@ -5,7 +5,7 @@ import type { ConversationResponse, PermissionMode } from '@mada/protocol';
 import type { ApiClient } from '../api/client.js';
 import { lastRunCommand } from '../commands/checkpoints.js';
 import { resolveSessionId } from '../commands/id-prefix.js';
-import { RequestCancelledError } from '../api/errors.js';
+import { ApiError, RequestCancelledError } from '../api/errors.js';
 import { explainFailure } from '../api/explain.js';
 import { expandHome } from '../config/home.js';
 import { CliError, EXIT_ERROR, EXIT_OK } from '../errors.js';
@@ -27,6 +27,8 @@ export interface ChatStart {
   mode: PermissionMode;
   stream: boolean;
   resumeId?: string | undefined;
+  /** --model: the model of the new session's turns; absent: the service's default (or the resumed session's). */
+  model?: string | undefined;
   /** -d was given: with --resume it cannot apply, and the user should hear so. */
   directoryGiven?: boolean;
 }
@@ -47,6 +49,7 @@ export interface ChatOptions {
 const HELP = [
   'Type a request for the agent, or:',
   '  mode plan|default|auto_accept   change the permission mode (mode alone shows it)',
+  '  model <name>, /model <name>     send the next turns to another model (model alone shows it; mada models lists them)',
   '  cd <path>                       work in another directory (starts a new session there)',
   '  /diff                           show what the last run changed',
   '  /undo [--force]                 put back every file the last run changed',
@@ -54,6 +57,8 @@ const HELP = [
   '  exit, quit, Ctrl-D              leave (Ctrl-C at an empty prompt too)',
   'Ctrl-C during a run cancels it. Tab completes commands and directories after cd.',
 ];
+
+const modelText = (model: string | null | undefined): string => (model === null || model === undefined ? '' : ` · model ${safeText(model)}`);
 
 const MODE_COLOR = { default: 'green', plan: 'cyan', auto_accept: 'yellow' } as const;
 
@@ -119,10 +124,11 @@ export class Chat {
 
   private async create(workingDir: string, mode: PermissionMode): Promise<ChatSession> {
     const { client, start, terminal, title } = this.options;
-    const conversation = await client.createConversation({ agent_type: start.agentType, working_dir: workingDir });
-    const session: ChatSession = { conversationId: conversation.id, agentType: start.agentType, workingDir, mode, transport: this.transport };
+    const chosen = start.model === undefined ? {} : { model: start.model };
+    const conversation = await client.createConversation({ agent_type: start.agentType, working_dir: workingDir, ...chosen });
+    const session: ChatSession = { conversationId: conversation.id, agentType: start.agentType, workingDir, mode, transport: this.transport, ...chosen };
     terminal.print(terminal.style('bold', title));
-    terminal.print(`New session ${conversation.id} · agent ${session.agentType} · ${workingDir}`);
+    terminal.print(`New session ${conversation.id} · agent ${session.agentType} · ${workingDir}${modelText(conversation.model ?? start.model)}`);
     terminal.print(terminal.style('dim', 'Type a request, or help for the commands; Ctrl-D leaves.'));
     return session;
   }
@@ -137,9 +143,11 @@ export class Chat {
       workingDir: conversation.working_dir,
       mode: start.mode,
       transport: this.transport,
+      // --model with --resume: this run of the chat sends its turns there; the session keeps its own.
+      ...(start.model === undefined ? {} : { model: start.model }),
     };
     terminal.print(terminal.style('bold', title));
-    terminal.print(`Resumed session ${conversation.id} · agent ${session.agentType} · ${session.workingDir}`);
+    terminal.print(`Resumed session ${conversation.id} · agent ${session.agentType} · ${session.workingDir}${modelText(start.model ?? conversation.model)}`);
     if (start.directoryGiven && start.workingDir !== session.workingDir) {
       terminal.notice(`The session works in ${session.workingDir}; -d applies to new sessions only (cd starts one).`);
     }
@@ -185,6 +193,9 @@ export class Chat {
           break;
         case 'mode':
           await this.changeMode(input.mode, input.given);
+          break;
+        case 'model':
+          await this.attempt(() => this.changeModel(input.name));
           break;
         case 'cd':
           await this.attempt(() => this.changeDirectory(input.path));
@@ -277,6 +288,28 @@ export class Chat {
     terminal.print(`Mode: ${mode}`);
   }
 
+  /**
+   * The model of the next turns. Checked against the service's list, so a typo is told here and
+   * not at the next turn; a service without `/models` is left to judge the name itself.
+   */
+  private async changeModel(name: string | undefined): Promise<void> {
+    const { terminal, client } = this.options;
+    const session = this.session!;
+    if (name === undefined) {
+      terminal.print(`Model: ${session.model ?? "the session's own"}`);
+      return;
+    }
+    const listed = await client.models().catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
+    if (listed !== undefined && !listed.models.some((model) => model.name === name)) {
+      throw new CliError(`Unknown model: ${safeText(name)}`, `the service has: ${listed.models.map((model) => model.name).join(', ')}`);
+    }
+    session.model = name;
+    terminal.print(`Model: ${safeText(name)}`);
+  }
+
   /** A conversation's directory is fixed on the service, so a new directory means a new session. */
   private async changeDirectory(path: string): Promise<void> {
     const { terminal, client } = this.options;
@@ -287,7 +320,7 @@ export class Chat {
       terminal.print(`Already in ${target}`);
       return;
     }
-    const conversation = await client.createConversation({ agent_type: session.agentType, working_dir: target });
+    const conversation = await client.createConversation({ agent_type: session.agentType, working_dir: target, ...(session.model === undefined ? {} : { model: session.model }) });
     const previous = session.conversationId;
     Object.assign(session, { conversationId: conversation.id, workingDir: target });
     terminal.print(`Working directory: ${target}`);

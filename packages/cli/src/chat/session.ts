@@ -13,6 +13,8 @@ export interface ChatSession {
   agentType: string;
   workingDir: string;
   mode: PermissionMode;
+  /** The model turns name (`--model`, `model <name>`); absent: the conversation's own. */
+  model?: string | undefined;
   transport: Transport;
   /** The stored run of the latest turn started over `runs` (what /diff and /undo act on). */
   lastRunId?: string | undefined;

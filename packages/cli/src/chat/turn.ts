@@ -37,10 +37,13 @@ async function withProgress<T>(context: TurnContext, work: (progress: TurnProgre
   }
 }
 
+/** The session's chosen model, sent with each turn; none: the conversation's own. */
+const modelOf = (session: ChatSession): { model?: string } => (session.model === undefined ? {} : { model: session.model });
+
 /** The original service's path: stream a one-off run, buffer the reply, then store both messages with /save. */
 async function agentStreamTurn(context: TurnContext, text: string): Promise<void> {
   const { client, session, terminal, signal } = context;
-  const request = { agent_type: session.agentType, prompt: text, working_dir: session.workingDir, mode: session.mode };
+  const request = { agent_type: session.agentType, prompt: text, working_dir: session.workingDir, mode: session.mode, ...modelOf(session) };
   const { result: outcome, live } = await withProgress(context, async (progress) => follow(await client.streamAgent(request, signal), progress, context.handlers));
   if (outcome.end !== 'done') unfinished(terminal, outcome, live);
   showAnswer(terminal, outcome.answer, live);
@@ -54,7 +57,7 @@ async function turnStreamTurn(context: TurnContext, text: string): Promise<void>
   const { result: outcome, live } = await withProgress(context, async (progress) => {
     let frames: Frames;
     try {
-      frames = await client.streamTurn(session.conversationId, { content: text, mode: session.mode }, signal);
+      frames = await client.streamTurn(session.conversationId, { content: text, mode: session.mode, ...modelOf(session) }, signal);
     } catch (error) {
       if (isMissingRoute(error)) return undefined;
       throw error;
@@ -89,7 +92,7 @@ async function runTurnOverRuns(context: TurnContext, text: string): Promise<void
   const { client, session, terminal, signal } = context;
   let run: RunResponse;
   try {
-    run = await client.startConversationRun(session.conversationId, { content: text, mode: session.mode }, signal);
+    run = await client.startConversationRun(session.conversationId, { content: text, mode: session.mode, ...modelOf(session) }, signal);
   } catch (error) {
     if (!isMissingRoute(error)) throw error;
     // An older service: its streamed turns do the same, without reattaching.
@@ -130,7 +133,7 @@ export function runTurn(context: TurnContext, text: string): Promise<void> {
 /** Without streaming: one blocking call; only a spinner shows that something is happening. */
 async function messagesTurn(context: TurnContext, text: string): Promise<void> {
   const { client, session, terminal, signal } = context;
-  const { result: reply } = await withProgress(context, () => client.addMessage(session.conversationId, { content: text, mode: session.mode }, signal));
+  const { result: reply } = await withProgress(context, () => client.addMessage(session.conversationId, { content: text, mode: session.mode, ...modelOf(session) }, signal));
   showAnswer(terminal, reply.assistant_message.content);
   showFooter(terminal, reply.total_tokens, reply.summarized);
 }

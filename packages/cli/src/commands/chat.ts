@@ -14,6 +14,7 @@ export interface ChatFlags extends ServiceFlags {
   mode?: PermissionMode;
   stream?: boolean;
   resume?: string;
+  model?: string;
 }
 
 function chatFlags(flags: ChatFlags): FlagValues {
@@ -41,6 +42,7 @@ export async function chatCommand(flags: ChatFlags, terminal: Terminal): Promise
       mode: values.mode,
       stream: values.stream,
       resumeId: flags.resume,
+      model: flags.model,
     },
   });
   return chat.run();

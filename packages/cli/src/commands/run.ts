@@ -21,6 +21,7 @@ export interface RunFlags extends ServiceFlags {
   mode?: PermissionMode;
   json?: boolean;
   onAsk?: OnAskChoice;
+  model?: string;
 }
 
 /** What `mada run` exits with after Ctrl-C, as shells report a command ended by SIGINT. */
@@ -68,11 +69,12 @@ export async function runCommand(words: string[], flags: RunFlags, terminal: Ter
   let runId: string | undefined;
   try {
     const run = await client.startRun(
-      { agent_type: flags.agent, prompt, working_dir: workingDir, mode: values.mode, on_ask: onAsk === 'ask' ? 'wait' : 'deny' },
+      { agent_type: flags.agent, prompt, working_dir: workingDir, mode: values.mode, on_ask: onAsk === 'ask' ? 'wait' : 'deny', ...(flags.model === undefined ? {} : { model: flags.model }) },
       controller.signal,
     );
     runId = run.id;
-    progressTerminal.print(progressTerminal.style('dim', `Run ${run.id} · agent ${run.agent_type} · mode ${values.mode} · ${run.working_dir}`));
+    const model = run.model === null || run.model === undefined ? '' : ` · model ${run.model}`;
+    progressTerminal.print(progressTerminal.style('dim', `Run ${run.id} · agent ${run.agent_type} · mode ${values.mode} · ${run.working_dir}${model}`));
     const reattaching = (): void => progressTerminal.notice('The connection dropped; reattaching to the run…');
     const events = followRun(client, run.id, { signal: controller.signal, onReattach: reattaching });
     const handlers = { approvalRequested: approvalHandler(approvalPrompt({ client, terminal: progressTerminal, read, signal: controller.signal })) };

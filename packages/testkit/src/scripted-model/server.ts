@@ -17,6 +17,11 @@ export interface ScriptedModelOptions {
   port?: number;
   /** What the runtime says of its model (`/api/show`, `/v1/models`, `/props`) and how it behaves. */
   runtime?: ScriptedRuntime;
+  /**
+   * Per model name, what the runtime says of that model and how it behaves with it, in place of
+   * `runtime` (a runtime serving a large model with native tools beside a small text-only one).
+   */
+  runtimes?: Record<string, ScriptedRuntime>;
 }
 
 export interface ScriptedRuntime {
@@ -48,6 +53,8 @@ export interface ScriptedModel {
   /** Paths of the introspection requests received (`/api/show`, `/v1/models`, `/props`), in order. */
   readonly introspections: readonly string[];
   push(...steps: ScriptStep[]): void;
+  /** The runtime no longer has (or now has) these models: chat and `/api/show` answer its 404 for any other. */
+  serveModels(names: string[]): void;
   close(): Promise<void>;
 }
 
@@ -69,12 +76,15 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function listModels(path: string, names: readonly string[], runtime: ScriptedRuntime): unknown {
+function listModels(path: string, names: readonly string[], runtimeOf: (model: string) => ScriptedRuntime): unknown {
   if (path === '/api/tags') {
     return { models: names.map((name) => ({ name, model: name, modified_at: new Date(0).toISOString(), size: 0, digest: 'scripted', details: {} })) };
   }
-  const length = runtime.maxModelLen === undefined ? {} : { max_model_len: runtime.maxModelLen };
-  return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...length })) };
+  const length = (id: string): object => {
+    const maxModelLen = runtimeOf(id).maxModelLen;
+    return maxModelLen === undefined ? {} : { max_model_len: maxModelLen };
+  };
+  return { object: 'list', data: names.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...length(id) })) };
 }
 
 function showModel(runtime: ScriptedRuntime): unknown {
@@ -118,7 +128,9 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
   const steps: ScriptStep[] = [...(options.turns ?? [])];
   const requests: RecordedRequest[] = [];
   const introspections: string[] = [];
-  const runtime = options.runtime ?? {};
+  const runtimeOf = (model: string): ScriptedRuntime => options.runtimes?.[model] ?? options.runtime ?? {};
+  let served = options.models;
+  const serves = (model: string): boolean => served === undefined || served.includes(model);
   let scriptedCount = steps.length;
   let closing = false;
 
@@ -135,7 +147,8 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     const recorded = recordRequest({ index: requests.length, protocol, path: request.url ?? '', headers: request.headers, body, outcome: exchange.outcome });
     requests.push(recorded);
     const model = recorded.model ?? DEFAULT_MODEL;
-    if (options.models !== undefined && !options.models.includes(model)) return exchange.sendJson(404, writer.modelNotFound(model));
+    if (!serves(model)) return exchange.sendJson(404, writer.modelNotFound(model));
+    const runtime = runtimeOf(model);
     if (runtime.refuseTools === true && recorded.tools.length > 0) return exchange.sendJson(400, writer.errorBody(400, REFUSALS[protocol](model)));
     const turn = await nextTurn(recorded);
     if (turn === undefined) {
@@ -156,15 +169,21 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     };
     if (request.method === 'GET' && (path === '/api/tags' || path === '/v1/models')) {
       if (path === '/v1/models') introspections.push(path);
-      return json(200, listModels(path, options.models ?? [DEFAULT_MODEL], runtime));
+      return json(200, listModels(path, served ?? [DEFAULT_MODEL], runtimeOf));
     }
     if (request.method === 'POST' && path === '/api/show') {
-      request.resume();
       introspections.push(path);
-      return json(200, showModel(runtime));
+      return readBody(request).then((text) => {
+        const model = parseObject(text)?.model;
+        const name = typeof model === 'string' ? model : DEFAULT_MODEL;
+        // Ollama's own answer for a model it does not have.
+        if (!serves(name)) return json(404, { error: `model '${name}' not found` });
+        json(200, showModel(runtimeOf(name)));
+      });
     }
     if (request.method === 'GET' && path === '/props') {
       introspections.push(path);
+      const runtime = options.runtime ?? {};
       return runtime.nCtx === undefined ? json(404, { error: 'scripted model: no /props' }) : json(200, { default_generation_settings: { n_ctx: runtime.nCtx } });
     }
     if (request.method === 'GET' && path === '/') return void response.end('Ollama is running');
@@ -192,6 +211,9 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     push(...more) {
       steps.push(...more);
       scriptedCount += more.length;
+    },
+    serveModels(names) {
+      served = [...names];
     },
     async close() {
       closing = true;

@@ -19,6 +19,8 @@ export const conversations = pgTable(
     agentType: varchar('agent_type', { length: 50 }).notNull().default('explore'),
     title: varchar('title', { length: 255 }),
     workingDir: varchar('working_dir', { length: 1024 }).notNull().default('.'),
+    /** The configured model (LLM_MODELS) its turns use; null for conversations from before models were chosen: the default. */
+    model: varchar('model', { length: 255 }),
     totalTokens: integer('total_tokens').notNull().default(0),
     /** Sequence number of the latest message: messages order by it, ties impossible. */
     lastSeq: integer('last_seq').notNull().default(0),
@@ -92,6 +94,8 @@ export const runs = pgTable(
     status: varchar('status', { length: 20 }).$type<RunStatus>().notNull(),
     prompt: text('prompt').notNull(),
     workingDir: varchar('working_dir', { length: 1024 }).notNull(),
+    /** The configured model (LLM_MODELS) the run was sent to; null for runs from before models were chosen. */
+    model: varchar('model', { length: 255 }),
     conversationId: uuid('conversation_id').references(() => conversations.id, { onDelete: 'cascade' }),
     response: text('response'),
     error: text('error'),

@@ -31,9 +31,10 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
     const { agent_type, prompt, working_dir, mode } = body;
     await assertMessageFits(prompt, messageLimits);
     engine.agent(agent_type);
+    const model = engine.model(body.model);
     const workspace = await runs.workspaceOf(userId);
     const workingDir = engine.workingDirectory(working_dir, workspace);
-    const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, workspace, mode }, (stored) =>
+    const { run } = await runs.start({ userId, agentType: agent_type, prompt, workingDir, workspace, mode, model }, (stored) =>
       agentJob(engine, stored, streamed, approvals.gates(stored, streamed ? 'wait' : 'deny')),
     );
     return run;

@@ -52,13 +52,14 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
       },
     },
     async (request, reply) => {
-      const { content, mode, on_ask } = request.body;
+      const { content, mode, on_ask, model } = request.body;
       await assertMessageFits(content, messageLimits);
       const started = await turns.start({
         conversationId: request.params.conversation_id,
         userId: request.caller.userId,
         content,
         mode,
+        model,
         streaming: true,
         onAsk: on_ask,
         idempotency: idempotencyOf(request, 'POST /conversations/{id}/runs'),
@@ -96,6 +97,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
         userId: request.caller.userId,
         content: request.body.content,
         mode: request.body.mode,
+        model: request.body.model,
         streaming: false,
         onAsk: 'deny',
         idempotency: idempotencyOf(request, 'POST /conversations/{id}/messages'),
@@ -142,6 +144,7 @@ export const conversationTurnRoutes: FastifyPluginAsyncZod<TurnRoutesOptions> = 
         userId: request.caller.userId,
         content: request.body.content,
         mode: request.body.mode,
+        model: request.body.model,
         streaming: true,
         onAsk: 'wait',
       });

@@ -12,8 +12,10 @@ export interface HealthOptions {
   dependencies: Record<string, Probe>;
   /** Facts that do not make the service degraded (whether bash runs confined, say). */
   facts?: () => Promise<Record<string, string>>;
-  /** The model as the runtime last described it (no request to the runtime here). */
+  /** The default model as the runtime last described it (no request to the runtime here). */
   model?: () => ModelInfo;
+  /** Configured models the runtime said it does not have, and its reason. */
+  missingModels?: () => { name: string; reason: string }[];
   /** Whether users share ALLOWED_PATHS (`shared`) or each has a workspace of their own. */
   tenancy?: () => Promise<Tenancy>;
 }
@@ -47,7 +49,7 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
         tags: ['health'],
         summary: 'Dependency checks',
         description:
-          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable or the runtime does not list the configured model (`model`: `missing`; `unknown` when the runtime did not list its models), 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `ripgrep` and `git` are `ok` or `missing` on the PATH the tools search (without ripgrep, search falls back to a slower JavaScript one; without git there are no checkpoints). `model` (beside `checks`) is the model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`). `tenancy` is `shared` when two or more users reach the same ALLOWED_PATHS (no WORKSPACES_DIR, no workspace_paths of their own), so each can read and change the others\' files; otherwise `per_user` (local mode too: its one user shares with nobody). Each check is asked at most once every 2 s; requests within that time share its answer.',
+          '`healthy` when every check is ok, `degraded` when an optional dependency (model runtime, search engine) is unreachable or the runtime does not list the configured model (`model`: `missing`; `unknown` when the runtime did not list its models), 503 `unhealthy` when the database does not answer. `sandbox` says whether bash runs confined by bubblewrap (`bubblewrap`) or under the command policy alone (`disabled`), or refuses to run (`unavailable`); `bash_network` is `host` when bash shares the host network, loopback services included (SANDBOX_NETWORK=true without a working slirp4netns), `own` when slirp4netns gives it a network of its own (the internet, not the host loopback), `none` when it has no network. `ripgrep` and `git` are `ok` or `missing` on the PATH the tools search (without ripgrep, search falls back to a slower JavaScript one; without git there are no checkpoints). `model` (beside `checks`) is the default model as the runtime last described it (asked at start-up and every 5 minutes): its context window and whether tools go in the `tools` field (`native`) or in the prompt (`text`). `missing_models` names each configured model (LLM_MODELS) the runtime said it does not have, with its reason; the service is then `degraded`. `tenancy` is `shared` when two or more users reach the same ALLOWED_PATHS (no WORKSPACES_DIR, no workspace_paths of their own), so each can read and change the others\' files; otherwise `per_user` (local mode too: its one user shares with nobody). Each check is asked at most once every 2 s; requests within that time share its answer.',
         response: { 200: HealthResponse, 503: HealthResponse },
       },
     },
@@ -56,10 +58,11 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
       const checks: Record<string, string> = { database: databaseState ?? 'error' };
       dependencies.forEach(([name], i) => (checks[name] = results[i] ?? 'error'));
       Object.assign(checks, (await facts?.()) ?? {});
+      const missing = options.missingModels?.() ?? [];
       // `unknown`: the runtime answered without listing its models (a proxy, a server without the
       // listing); nothing is known to be wrong, so it does not make the service degraded.
-      const healthy = results.every((r) => r === 'ok' || r === 'unknown');
-      const model = options.model === undefined ? {} : { model: options.model() };
+      const healthy = results.every((r) => r === 'ok' || r === 'unknown') && missing.length === 0;
+      const model = { ...(options.model === undefined ? {} : { model: options.model() }), ...(missing.length === 0 ? {} : { missing_models: missing }) };
       const shared = tenancy === undefined ? {} : { tenancy: await tenancy() };
       if (databaseState !== 'ok') return reply.code(503).send({ status: 'unhealthy', version: options.version, checks, ...model, ...shared });
       return { status: healthy ? 'healthy' : 'degraded', version: options.version, checks, ...model, ...shared } as const;

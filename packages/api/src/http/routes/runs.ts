@@ -63,11 +63,12 @@ export const runRoutes: FastifyPluginAsyncZod<RunRoutesOptions> = async (app, { 
       const { agent_type, prompt, working_dir, mode, on_ask } = request.body;
       await assertMessageFits(prompt, messageLimits);
       engine.agent(agent_type);
+      const model = engine.model(request.body.model);
       const userId = request.caller.userId;
       const workspace = await runs.workspaceOf(userId);
       const workingDir = engine.workingDirectory(working_dir, workspace);
       const started = await runs.start(
-        { userId, agentType: agent_type, prompt, workingDir, workspace, mode, idempotency: idempotencyOf(request, 'POST /runs') },
+        { userId, agentType: agent_type, prompt, workingDir, workspace, mode, model, idempotency: idempotencyOf(request, 'POST /runs') },
         (stored) => agentJob(engine, stored, true, approvals.gates(stored, on_ask)),
       );
       return answerStarted(reply, started);
