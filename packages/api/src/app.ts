@@ -15,6 +15,7 @@ import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
 import { CredentialFailures } from './http/credential-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
+import { allowOmittedBodies } from './http/optional-body.js';
 import { forbidFraming } from './http/frame-guard.js';
 import { forbidStoring } from './http/no-store.js';
 import { ConnectionGuard } from './http/connections.js';
@@ -176,6 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const metrics = deps.metrics ?? new ServiceMetrics();
   recordRequestMetrics(app, metrics);
   guardHostAndOrigin(app, { localMode, allowedHosts: settings.allowedHosts, corsOrigins: settings.corsOrigins });
+  allowOmittedBodies(app);
   normalizeBodyText(app);
   await app.register(fastifyCookie);
 
