@@ -189,7 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       allowedHeaders: settings.corsAllowHeaders,
     });
   }
-  await registerOpenApi(app, VERSION);
+  await registerOpenApi(app, VERSION, localMode);
 
   await app.register(healthRoutes, {
     version: VERSION,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PermissionMode } from './agents.js';
+import { AgentTypeName, PermissionMode, Prompt } from './agents.js';
 
 const Timestamp = z.string().meta({ description: 'UTC ISO 8601 with milliseconds and Z' });
 
@@ -40,9 +40,9 @@ export type ConversationListResponse = z.infer<typeof ConversationListResponse>;
 
 export const CreateConversationRequest = z
   .object({
-    agent_type: z.string().min(1).max(50).default('explore'),
+    agent_type: AgentTypeName.default('explore'),
     working_dir: z.string().min(1).max(1024).default('.'),
-    title: z.string().max(255).nullable().default(null),
+    title: z.string().max(255).nullable().default(null).meta({ examples: ['Tour of the code'] }),
   })
   .meta({ id: 'CreateConversationRequest' });
 export type CreateConversationRequest = z.infer<typeof CreateConversationRequest>;
@@ -72,7 +72,7 @@ export const ConversationParams = z.object({ conversation_id: z.string() });
 
 /** A turn: the message, and the permission mode the conversation's agent runs in (default `default`). */
 export const AddMessageRequest = z
-  .object({ content: z.string().min(1), mode: PermissionMode.default('default') })
+  .object({ content: Prompt, mode: PermissionMode.default('default') })
   .meta({ id: 'AddMessageRequest' });
 export type AddMessageRequest = z.infer<typeof AddMessageRequest>;
 /** What a client sends (mode may be left out). */
@@ -89,7 +89,10 @@ export const AddMessageResponse = z
 export type AddMessageResponse = z.infer<typeof AddMessageResponse>;
 
 export const SaveMessagesRequest = z
-  .object({ user_content: z.string().min(1), assistant_content: z.string() })
+  .object({
+    user_content: z.string().min(1).meta({ examples: ['What does this project do?'] }),
+    assistant_content: z.string().meta({ examples: ['It is a small web shop.'] }),
+  })
   .meta({ id: 'SaveMessagesRequest' });
 export type SaveMessagesRequest = z.infer<typeof SaveMessagesRequest>;
 

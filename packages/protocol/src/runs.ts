@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentRunRequest, PermissionMode } from './agents.js';
+import { AgentRunRequest, PERMISSION_MODES, PermissionMode, Prompt } from './agents.js';
 import { RUN_STATUSES } from './run-statuses.js';
 
 /*
@@ -23,7 +23,8 @@ export const RunResponse = z
   .object({
     id: z.uuid(),
     agent_type: z.string(),
-    mode: z.string(),
+    // Documented as the closed set it is; not enforced on output, so an old row cannot fail a read.
+    mode: z.string().meta({ enum: [...PERMISSION_MODES] }),
     status: RunStatus,
     prompt: z.string(),
     working_dir: z.string().meta({ description: 'Absolute and resolved.' }),
@@ -65,7 +66,7 @@ export type StartRunRequest = z.infer<typeof StartRunRequest>;
 export type StartRunInput = z.input<typeof StartRunRequest>;
 
 export const ConversationRunRequest = z
-  .object({ content: z.string().min(1), mode: PermissionMode.default('default'), on_ask: OnAsk.default('wait') })
+  .object({ content: Prompt, mode: PermissionMode.default('default'), on_ask: OnAsk.default('wait') })
   .meta({ id: 'ConversationRunRequest' });
 export type ConversationRunRequest = z.infer<typeof ConversationRunRequest>;
 export type ConversationRunInput = z.input<typeof ConversationRunRequest>;
