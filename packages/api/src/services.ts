@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { AgentEngine, type EngineDeps } from './agents/engine.js';
 import { ExpirySweeper } from './conversations/expiry-sweeper.js';
 import { ConversationService } from './conversations/service.js';
+import { summarizationPolicy } from './conversations/summarizer.js';
 import { TurnService } from './conversations/turn-service.js';
 import { openRepository } from './db/open.js';
 import type { ConversationRepository } from './db/repository.js';
@@ -183,7 +184,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   await logSandboxState(settings, toolHost, log);
   const sqliteWarning = settings.database.dialect === 'sqlite' ? sqliteRuntimeWarning(process.versions.node) : undefined;
   if (sqliteWarning !== undefined) log.warn({ node: process.versions.node }, sqliteWarning);
-  const turns = new TurnService(conversations, repository, settings, now);
+  const turns = new TurnService(conversations, repository, summarizationPolicy(settings, runtime), now);
   const sweeper = new ExpirySweeper(
     conversations,
     SWEEP_INTERVAL_MS,

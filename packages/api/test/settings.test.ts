@@ -23,7 +23,7 @@ describe('settings', () => {
       host: '127.0.0.1',
       port: 8095,
       sessionTtlHours: 24,
-      maxContextTokens: 128_000,
+      maxContextTokens: null,
       summarizationThreshold: 0.8,
       summarizationTargetTokens: 500,
       keepRecentMessages: 6,

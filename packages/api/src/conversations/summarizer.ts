@@ -1,6 +1,7 @@
 import type { MessageRecord } from '../db/repository.js';
 import { formatLine } from './context-prompt.js';
 import { countTokens } from '../tokens/count.js';
+import type { RuntimeInfoSource } from '../model/index.js';
 
 /** The instruction the `explore` agent gets with the messages to summarize. */
 export const SUMMARY_INSTRUCTION = [
@@ -33,6 +34,25 @@ export interface SummarizationPolicy {
   maxContextTokens: number;
   summarizationThreshold: number;
   keepRecentMessages: number;
+}
+
+/**
+ * MAX_CONTEXT_TOKENS when it is set; otherwise the window the runtime reports for the model
+ * (smallest of it and LLM_NUM_CTX), as it is at each turn. A fixed 128,000 let a 32k model's
+ * conversation outgrow its window long before a summary, and lose its older turns instead.
+ */
+export function summarizationPolicy(
+  settings: { maxContextTokens: number | null; summarizationThreshold: number; keepRecentMessages: number },
+  runtime: RuntimeInfoSource,
+): SummarizationPolicy {
+  const { maxContextTokens, summarizationThreshold, keepRecentMessages } = settings;
+  return {
+    get maxContextTokens() {
+      return maxContextTokens ?? runtime.current().contextWindow;
+    },
+    summarizationThreshold,
+    keepRecentMessages,
+  };
 }
 
 /**
