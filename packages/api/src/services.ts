@@ -9,7 +9,7 @@ import type { ConversationRepository } from './db/repository.js';
 import { observeModel } from './metrics/observe-model.js';
 import { observeTools } from './metrics/observe-tools.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { createModelClient, fixedRuntimeInfo, RuntimeIntrospector, type ModelClient, type RuntimeInfoSource } from './model/index.js';
+import { createModelClient, fixedRuntimeInfo, RuntimeIntrospector, runtimeUnreachable, type ModelClient, type RuntimeInfoSource } from './model/index.js';
 import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
@@ -155,7 +155,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
   });
   const runtime = new RuntimeIntrospector(settings, {
-    onError: (error) => log.warn({ err: error }, 'model runtime did not answer introspection; asking again later'),
+    // One line with the fix, no stack: a runtime not started yet is the usual first-hour state.
+    onError: (error) => log.warn({}, runtimeUnreachable(settings, error)),
     onChange: (info) => log.info({ model: info }, 'model runtime introspected'),
   });
   // Awaited, but never fails: a runtime that is down leaves LLM_NUM_CTX in place until it answers.

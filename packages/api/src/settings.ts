@@ -154,6 +154,8 @@ const SPECS = {
   port: spec('PORT', integer(0, 65535), 8095),
   dataDir: spec('DATA_DIR', text, './data'),
   logLevel: spec('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  // auto: short coloured lines on a terminal, JSON lines otherwise (a file, a pipe, a collector).
+  logFormat: spec('LOG_FORMAT', oneOf(['auto', 'json', 'pretty']), 'auto'),
   debug: spec('DEBUG', boolean, false),
   databaseUrl: spec('DATABASE_URL', text, ''),
   allowedPaths: spec('ALLOWED_PATHS', list, [] as string[]),

@@ -24,6 +24,7 @@ describe('settings', () => {
       port: 8095,
       sessionTtlHours: 24,
       maxContextTokens: null,
+      logFormat: 'auto',
       summarizationThreshold: 0.8,
       summarizationTargetTokens: 500,
       keepRecentMessages: 6,
