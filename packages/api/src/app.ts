@@ -3,6 +3,7 @@ import fastifyCors from '@fastify/cors';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
@@ -17,6 +18,7 @@ import { Authenticator, declareCaller, requireCaller } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
 import { CredentialFailures } from './http/credential-failures.js';
 import { normalizeBodyText } from './http/body-text.js';
+import { allowOmittedBodies } from './http/optional-body.js';
 import { forbidFraming } from './http/frame-guard.js';
 import { forbidStoring } from './http/no-store.js';
 import { ConnectionGuard } from './http/connections.js';
@@ -87,11 +89,29 @@ export interface AppDeps {
   consoleDir?: string;
 }
 
+/** Pretty lines (LOG_FORMAT=pretty, or auto on a terminal) or JSON lines. */
+function prettyLogs(settings: Partial<Pick<Settings, 'logFormat'>>, destination: DestinationStream | undefined): boolean {
+  if ((settings.logFormat ?? 'auto') === 'auto') return destination === undefined && process.stdout.isTTY;
+  return settings.logFormat === 'pretty';
+}
+
 /** The service's logger; `destination` (stdout by default) lets tests read what it writes. */
-export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?: DestinationStream): FastifyBaseLogger {
+export function createLogger(settings: Pick<Settings, 'logLevel'> & Partial<Pick<Settings, 'logFormat'>>, destination?: DestinationStream): FastifyBaseLogger {
   // The `req` serializer keeps no header, so no credential header reaches a line (and pino's
   // redaction, which copied every request's fields for each line, has nothing to do).
   const options = { level: settings.logLevel, serializers: { req: serializeRequest } };
+  if (prettyLogs(settings, destination)) {
+    // In this thread, not a worker: a line written just before exit is not lost.
+    const stream = pretty({
+      destination: destination ?? 1,
+      sync: true,
+      colorize: destination === undefined && process.stdout.isTTY,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname',
+    });
+    return pino(options, stream);
+  }
   return destination ? pino(options, destination) : pino(options);
 }
 
@@ -188,6 +208,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const models = deps.models;
   recordRequestMetrics(app, metrics);
   guardHostAndOrigin(app, { localMode, allowedHosts: settings.allowedHosts, corsOrigins: settings.corsOrigins });
+  allowOmittedBodies(app);
   normalizeBodyText(app);
   await app.register(fastifyCookie);
 
@@ -199,7 +220,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       allowedHeaders: settings.corsAllowHeaders,
     });
   }
-  await registerOpenApi(app, VERSION);
+  await registerOpenApi(app, VERSION, localMode);
 
   await app.register(healthRoutes, {
     version: VERSION,

@@ -9,7 +9,7 @@ import type { ConversationRepository } from './db/repository.js';
 import { observeModel } from './metrics/observe-model.js';
 import { observeTools } from './metrics/observe-tools.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { ModelCatalogue, openModelCatalogue, type ModelClient } from './model/index.js';
+import { ModelCatalogue, openModelCatalogue, runtimeUnreachable, type ModelClient } from './model/index.js';
 import type { Settings } from './settings.js';
 import { createToolRegistry } from './tools/registry.js';
 import type { Log } from './util/log.js';
@@ -165,7 +165,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
   });
   const models = openModelCatalogue(settings, {
-    onError: (error) => log.warn({ err: error }, 'model runtime did not answer introspection; asking again later'),
+    // One line with the fix, no stack: a runtime not started yet is the usual first-hour state.
+    onError: (error) => log.warn({}, runtimeUnreachable(settings, error)),
     onChange: (info) =>
       info.missing === undefined ? log.info({ model: info }, 'model runtime introspected') : log.warn({ model: info }, 'the model runtime does not have this model'),
     // A run's own logger when the call is a run's: the line then carries its run_id.

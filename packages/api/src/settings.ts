@@ -155,12 +155,15 @@ const SPECS = {
   port: spec('PORT', integer(0, 65535), 8095),
   dataDir: spec('DATA_DIR', text, './data'),
   logLevel: spec('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  // auto: short coloured lines on a terminal, JSON lines otherwise (a file, a pipe, a collector).
+  logFormat: spec('LOG_FORMAT', oneOf(['auto', 'json', 'pretty']), 'auto'),
   debug: spec('DEBUG', boolean, false),
   databaseUrl: spec('DATABASE_URL', text, ''),
   allowedPaths: spec('ALLOWED_PATHS', list, [] as string[]),
   workspacesDir: spec('WORKSPACES_DIR', text, '', true),
   sessionTtlHours: spec('SESSION_TTL_HOURS', decimal(0), 24),
-  maxContextTokens: spec('MAX_CONTEXT_TOKENS', integer(1), 128_000),
+  // Unset: a conversation's window is the model's own (EXTENSIONS.md section 5), read at each turn.
+  maxContextTokens: spec('MAX_CONTEXT_TOKENS', integer(1), null as number | null),
   summarizationThreshold: spec('SUMMARIZATION_THRESHOLD', decimal(0, 1, true), 0.8),
   summarizationTargetTokens: spec('SUMMARIZATION_TARGET_TOKENS', integer(1), 500),
   keepRecentMessages: spec('KEEP_RECENT_MESSAGES', integer(0), 6),

@@ -15,11 +15,20 @@ export type PermissionMode = z.infer<typeof PermissionMode>;
  */
 export const ModelName = z.string().min(1).max(255).meta({ description: 'A model of GET /models; absent: the default one.' });
 
+/**
+ * An agent's name in a request. Validated as a string, not the enum: an unknown agent is a 400
+ * with a named detail, not a 422. The document still lists the built-in agents, so the docs
+ * page offers a value that works.
+ */
+export const AgentTypeName = z.string().min(1).max(50).meta({ enum: [...AGENT_TYPES], examples: ['explore'] });
+
+/** A prompt that works when the docs page's "Try it out" sends it as it stands. */
+export const Prompt = z.string().min(1).meta({ examples: ['List the files in this directory and say what each one is for.'] });
+
 export const AgentRunRequest = z
   .object({
-    // A string, not the enum: an unknown agent is a 400 with a named detail, not a 422.
-    agent_type: z.string().min(1).max(50),
-    prompt: z.string().min(1),
+    agent_type: AgentTypeName,
+    prompt: Prompt,
     working_dir: z.string().max(1024).default('.'),
     mode: PermissionMode.default('default'),
     model: ModelName.optional(),

@@ -34,7 +34,7 @@ export const ApprovalDecision = z.enum(['approve', 'deny', 'approve_always']).me
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 
 export const DecideApprovalRequest = z
-  .object({ decision: ApprovalDecision, message: z.string().max(2000).optional() })
+  .object({ decision: ApprovalDecision, message: z.string().max(2000).optional().meta({ examples: ['Fine, go ahead.'] }) })
   .meta({ id: 'DecideApprovalRequest' });
 export type DecideApprovalRequest = z.infer<typeof DecideApprovalRequest>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ModelName, PermissionMode } from './agents.js';
+import { AgentTypeName, ModelName, PermissionMode, Prompt } from './agents.js';
 
 const Timestamp = z.string().meta({ description: 'UTC ISO 8601 with milliseconds and Z' });
 
@@ -42,9 +42,9 @@ export type ConversationListResponse = z.infer<typeof ConversationListResponse>;
 
 export const CreateConversationRequest = z
   .object({
-    agent_type: z.string().min(1).max(50).default('explore'),
+    agent_type: AgentTypeName.default('explore'),
     working_dir: z.string().min(1).max(1024).default('.'),
-    title: z.string().max(255).nullable().default(null),
+    title: z.string().max(255).nullable().default(null).meta({ examples: ['Tour of the code'] }),
     model: ModelName.optional(),
   })
   .meta({ id: 'CreateConversationRequest' });
@@ -76,7 +76,7 @@ export const ConversationParams = z.object({ conversation_id: z.string() });
 /** A turn: the message, and the permission mode the conversation's agent runs in (default `default`). */
 export const AddMessageRequest = z
   .object({
-    content: z.string().min(1),
+    content: Prompt,
     mode: PermissionMode.default('default'),
     model: ModelName.optional().meta({ description: "This turn's model; absent: the conversation's." }),
   })
@@ -96,7 +96,10 @@ export const AddMessageResponse = z
 export type AddMessageResponse = z.infer<typeof AddMessageResponse>;
 
 export const SaveMessagesRequest = z
-  .object({ user_content: z.string().min(1), assistant_content: z.string() })
+  .object({
+    user_content: z.string().min(1).meta({ examples: ['What does this project do?'] }),
+    assistant_content: z.string().meta({ examples: ['It is a small web shop.'] }),
+  })
   .meta({ id: 'SaveMessagesRequest' });
 export type SaveMessagesRequest = z.infer<typeof SaveMessagesRequest>;
 

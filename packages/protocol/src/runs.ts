@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentRunRequest, ModelName, PermissionMode } from './agents.js';
+import { AgentRunRequest, ModelName, PERMISSION_MODES, PermissionMode, Prompt } from './agents.js';
 import { RUN_STATUSES } from './run-statuses.js';
 
 /*
@@ -23,7 +23,8 @@ export const RunResponse = z
   .object({
     id: z.uuid(),
     agent_type: z.string(),
-    mode: z.string(),
+    // Documented as the closed set it is; not enforced on output, so an old row cannot fail a read.
+    mode: z.string().meta({ enum: [...PERMISSION_MODES] }),
     status: RunStatus,
     prompt: z.string(),
     working_dir: z.string().meta({ description: 'Absolute and resolved.' }),
@@ -68,7 +69,7 @@ export type StartRunInput = z.input<typeof StartRunRequest>;
 
 export const ConversationRunRequest = z
   .object({
-    content: z.string().min(1),
+    content: Prompt,
     mode: PermissionMode.default('default'),
     on_ask: OnAsk.default('wait'),
     model: ModelName.optional().meta({ description: "This turn's model; absent: the conversation's." }),

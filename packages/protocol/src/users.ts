@@ -9,7 +9,7 @@ const Count = z.number().int().min(0);
 export const UserId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'A user id is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit')
-  .meta({ id: 'UserId' });
+  .meta({ id: 'UserId', examples: ['alice'] });
 
 export const UserRole = z.enum(['admin', 'member']).meta({ id: 'UserRole' });
 export type UserRole = z.infer<typeof UserRole>;
@@ -27,7 +27,12 @@ export const QuotaChanges = z
   .meta({ id: 'QuotaChanges', description: '`0` means no limit; `null` (or, at creation, leaving it out) means the service default (`MAX_RUNS_PER_USER`, `MAX_RUNS_PER_DAY`, `MAX_TOKENS_PER_DAY`).' });
 export type QuotaChanges = z.infer<typeof QuotaChanges>;
 
-const AbsolutePath = z.string().min(1).max(1024).regex(/^\//, 'A workspace path is absolute');
+const AbsolutePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^\//, 'A workspace path is absolute')
+  .meta({ examples: ['/srv/mada/alice'] });
 export const Workspace = z.object({ paths: z.array(z.string()) }).meta({ id: 'Workspace' });
 
 export const UserResponse = z
@@ -81,7 +86,7 @@ export const KeyListResponse = z.object({ keys: z.array(KeyResponse) }).meta({ i
 export type KeyListResponse = z.infer<typeof KeyListResponse>;
 
 export const CreateKeyRequest = z
-  .object({ name: z.string().trim().min(1).max(100), expires_in_days: z.number().int().min(1).max(3650).optional() })
+  .object({ name: z.string().trim().min(1).max(100).meta({ examples: ['laptop'] }), expires_in_days: z.number().int().min(1).max(3650).optional() })
   .meta({ id: 'CreateKeyRequest' });
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;
 

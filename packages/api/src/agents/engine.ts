@@ -95,6 +95,11 @@ export class AgentEngine {
    * Tokens a prompt to `agentType` may have and still fit `model`'s window in the first
    * request (used to cut summarization input into parts that fit).
    */
+  /** The context window of `model` (the default when undefined) as its runtime reports it now. */
+  contextWindow(model?: string): number {
+    return this.deps.models.get(model).runtime.current().contextWindow;
+  }
+
   promptRoom(agentType: string, mode: PermissionMode, workingDir: string, model?: string): number {
     const task = { agentType, prompt: '', workingDir, mode, streaming: false, ...(model === undefined ? {} : { model }) };
     const context = { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };

@@ -30,7 +30,8 @@ export function fallbackSummary(lines: readonly string[]): string {
 }
 
 export interface SummarizationPolicy {
-  maxContextTokens: number;
+  /** MAX_CONTEXT_TOKENS; null: the window of the turn's model, as the runtime reports it. */
+  maxContextTokens: number | null;
   summarizationThreshold: number;
   keepRecentMessages: number;
 }
@@ -39,8 +40,10 @@ export interface SummarizationPolicy {
  * docs/api.md, "Summarization": above the threshold (strictly), with more than keep_recent + 1 non-summary
  * messages, so at least one lies outside the recent window.
  */
-export function needsSummary(totalTokens: number, activeMessages: number, policy: SummarizationPolicy): boolean {
-  return totalTokens > policy.maxContextTokens * policy.summarizationThreshold && activeMessages > policy.keepRecentMessages + 1;
+export function needsSummary(totalTokens: number, activeMessages: number, policy: SummarizationPolicy, modelWindow: number): boolean {
+  // A fixed 128,000 let a 32k model's conversation outgrow its window long before a summary.
+  const window = policy.maxContextTokens ?? modelWindow;
+  return totalTokens > window * policy.summarizationThreshold && activeMessages > policy.keepRecentMessages + 1;
 }
 
 /** Marks where a message too long for one summarization request was cut. */

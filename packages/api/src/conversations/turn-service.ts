@@ -37,6 +37,8 @@ export interface DraftUserMessage {
 export interface Summarizer {
   /** Tokens a summarization prompt may have and still fit the model's window. */
   room(): number;
+  /** The turn's model's context window, as the runtime reports it now. */
+  window(): number;
   summarize(prompt: string): Promise<string>;
 }
 
@@ -73,7 +75,7 @@ export class TurnService {
   /** docs/api.md, "Summarization"; returns whether summarization ran. */
   async summarizeIfNeeded(conversation: ConversationRecord, summarizer: Summarizer, signal: AbortSignal): Promise<boolean> {
     const active = await this.repository.countActiveMessages(conversation.id);
-    if (!needsSummary(conversation.totalTokens, active, this.policy)) return false;
+    if (!needsSummary(conversation.totalTokens, active, this.policy, summarizer.window())) return false;
     const [previous, messages] = await Promise.all([
       this.repository.latestSummary(conversation.id),
       this.repository.summarizableMessages(conversation.id, this.policy.keepRecentMessages),

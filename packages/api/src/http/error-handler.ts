@@ -16,7 +16,7 @@ import {
 import { asDatabaseUnavailable } from '../db/unavailable.js';
 import { loggableError } from '../util/loggable-error.js';
 import { showAddresses, type AddressFilter } from '../util/address-hiding.js';
-import { invalidJson, missingBody, toValidationDetail } from './validation-error.js';
+import { invalidJson, toValidationDetail } from './validation-error.js';
 
 /** The status of each kind of domain error; the first class the error is an instance of wins. */
 const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
@@ -38,7 +38,6 @@ export function statusOf(error: DomainError): number {
 
 /** Fastify's own error codes for bodies that never reached validation. */
 const BODY_ERRORS: Record<string, (error: FastifyError) => { status: number; detail: unknown }> = {
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => ({ status: 422, detail: missingBody() }),
   FST_ERR_CTP_INVALID_JSON_BODY: (e) => ({ status: 422, detail: invalidJson(e.message) }),
   FST_ERR_CTP_BODY_TOO_LARGE: () => ({ status: 413, detail: 'Request body is too large' }),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => ({ status: 415, detail: 'Unsupported media type: send application/json' }),

@@ -2,6 +2,7 @@ export { MAX_ARGUMENT_DEPTH, withBoundedArguments } from './argument-depth.js';
 export { createModelClient, type ModelClientOptions, type ModelSettings } from './create-model-client.js';
 export { describeTool } from './describe-tool.js';
 export { ModelError, refusesTools, streamWithoutFinish, type ModelErrorKind } from './errors.js';
+export { runtimeUnreachable } from './runtime-unreachable.js';
 export { RuntimeIntrospector, REFRESH_INTERVAL_MS, type IntrospectorOptions } from './runtime-introspector.js';
 export { ModelCatalogue, openModelCatalogue, UnknownModelError, type CatalogueOptions, type ServedModel } from './models.js';
 export { fixedRuntimeInfo, type RuntimeInfo, type RuntimeInfoSource, type ToolCallMode } from './runtime-info.js';

@@ -68,6 +68,7 @@ function summarizer(engine: AgentEngine, context: RunContext, workingDir: string
   const task = { agentType: 'explore', mode: 'plan' as const, workingDir, streaming: false, ...(model ? { model } : {}) };
   return {
     room: () => engine.promptRoom('explore', 'plan', workingDir, model),
+    window: () => engine.contextWindow(model),
     summarize: (prompt) => engine.execute({ ...task, prompt }, summarizing),
   };
 }

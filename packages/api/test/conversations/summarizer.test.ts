@@ -7,13 +7,20 @@ const policy = { maxContextTokens: 1000, summarizationThreshold: 0.8, keepRecent
 
 describe('summarization condition', () => {
   it('needs tokens strictly above the threshold', () => {
-    expect(needsSummary(800, 10, policy)).toBe(false);
-    expect(needsSummary(801, 10, policy)).toBe(true);
+    expect(needsSummary(800, 10, policy, 64_000)).toBe(false);
+    expect(needsSummary(801, 10, policy, 64_000)).toBe(true);
+  });
+
+  it("takes the turn's model window when MAX_CONTEXT_TOKENS is not set", () => {
+    const fromModel = { ...policy, maxContextTokens: null };
+    expect(needsSummary(3000, 10, fromModel, 4096)).toBe(false);
+    expect(needsSummary(3300, 10, fromModel, 4096)).toBe(true);
+    expect(needsSummary(3300, 10, fromModel, 32_768)).toBe(false);
   });
 
   it('needs more than keep_recent + 1 non-summary messages', () => {
-    expect(needsSummary(5000, 7, policy)).toBe(false);
-    expect(needsSummary(5000, 8, policy)).toBe(true);
+    expect(needsSummary(5000, 7, policy, 64_000)).toBe(false);
+    expect(needsSummary(5000, 8, policy, 64_000)).toBe(true);
   });
 });
 

@@ -48,3 +48,23 @@ describe.each(['ollama', 'openai'] as const)('summarization within the runtime w
     expect(detail.messages.filter((m) => m.role === 'summary').map((m) => m.content)).toEqual([`summary ${part}`]);
   });
 });
+
+describe('the summarization threshold without MAX_CONTEXT_TOKENS', () => {
+  it("follows the window the runtime reports: an 8192-token model's conversation is summarized before it outgrows it", async () => {
+    model = await startScriptedModel({ runtime: { contextLength: 8192 } });
+    t = await createTestApp({ model: { url: model.url }, env: { KEEP_RECENT_MESSAGES: '2', RETRY_MAX_ATTEMPTS: '1' } });
+    const id = (await t.app.inject({ method: 'POST', url: '/conversations/', payload: {} })).json<{ id: string }>().id;
+    // About 6800 tokens: past 80 percent of the model's 8192, nowhere near 80 percent of 128,000.
+    for (let i = 0; i < 4; i++) {
+      await t.app.inject({ method: 'POST', url: `/conversations/${id}/save`, payload: { user_content: words(850, `u${i}`), assistant_content: words(850, `a${i}`) } });
+    }
+    const answer = (request: RecordedRequest) => scripted.text(isSummaryRequest(request) ? 'the summary' : 'final answer');
+    model.push(...Array.from({ length: 10 }, () => answer));
+    const response = await t.app.inject({ method: 'POST', url: `/conversations/${id}/messages`, payload: { content: 'what now?' } });
+    expect(response.json()).toMatchObject({ summarized: true, assistant_message: { content: 'final answer' } });
+    expect(model.requests.filter(isSummaryRequest).length).toBeGreaterThan(0);
+    for (const request of model.requests) expect(receivedTokens(request)).toBeLessThanOrEqual(8192);
+    const detail = (await t.app.inject({ url: `/conversations/${id}` })).json<{ messages: { role: string; content: string }[] }>();
+    expect(detail.messages.filter((m) => m.role === 'summary').map((m) => m.content)).toEqual(['the summary']);
+  });
+});

@@ -45,13 +45,13 @@ export const checkpointRoutes: FastifyPluginAsyncZod<CheckpointRoutesOptions> = 
           '409 `Files changed since the run: <paths>` when a file differs from how the run left it, unless `force`.',
         ].join(' '),
         params: RunParams,
-        body: RevertRequest.optional(),
+        body: RevertRequest,
         response: { 200: RevertResponse, ...errors, 422: ValidationErrorResponse },
       },
     },
     async (request) => {
       const run = await runs.get(request.params.run_id, request.caller.userId);
-      return { reverted: await checkpoints.revert(run, request.body?.force ?? false) };
+      return { reverted: await checkpoints.revert(run, request.body.force) };
     },
   );
 };

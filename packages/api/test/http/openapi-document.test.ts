@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_TYPES, PERMISSION_MODES } from '@mada/protocol';
+import { createTestApp, type TestApp } from '../support/app.js';
+
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  examples?: unknown[];
+  example?: unknown;
+  default?: unknown;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  anyOf?: Schema[];
+  items?: Schema;
+};
+interface Operation {
+  security?: unknown;
+  requestBody?: { content?: Record<string, { schema: Schema }> };
+}
+interface Document {
+  info: { title: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; securitySchemes?: Record<string, unknown> };
+}
+
+const resolve = (schema: Schema, document: Document): Schema =>
+  schema.$ref ? resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]!, document) : schema;
+
+/**
+ * The value the docs page's "Try it out" fills in for a schema, as Swagger UI picks it: an
+ * example, else the default, else the first enum value, else a placeholder of the type ("string").
+ */
+function sample(schema: Schema, document: Document): unknown {
+  const s = resolve(schema, document);
+  if (s.examples?.length) return s.examples[0];
+  if (s.example !== undefined) return s.example;
+  if (s.default !== undefined) return s.default;
+  if (s.enum?.length) return s.enum[0];
+  if (s.anyOf) return sample(s.anyOf[0]!, document);
+  if (s.properties) return Object.fromEntries(Object.entries(s.properties).map(([name, property]) => [name, sample(property, document)]));
+  if (s.type === 'array') return [sample(s.items ?? {}, document)];
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  return { string: 'string', integer: 0, number: 0, boolean: true, null: null }[type ?? 'string'];
+}
+
+const bodyOf = (document: Document, method: string, path: string): Schema =>
+  document.paths[path]![method]!.requestBody!.content!['application/json']!.schema;
+
+describe('the OpenAPI document in local mode', () => {
+  let t: TestApp;
+  let document: Document;
+  beforeAll(async () => {
+    t = await createTestApp();
+    document = (await t.app.inject({ url: '/openapi.json' })).json<Document>();
+  });
+  afterAll(async () => t.close());
+
+  it('is titled mada, and so is the docs page', async () => {
+    expect(document.info.title).toBe('mada');
+    let page = await t.app.inject({ url: '/docs' });
+    for (let hops = 0; page.statusCode >= 300 && page.statusCode < 400 && hops < 3; hops++) {
+      page = await t.app.inject({ url: new URL(page.headers.location!, 'http://127.0.0.1/docs').pathname });
+    }
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/<title>mada<\/title>/);
+  });
+
+  it('lists the agent types and permission modes a request may name', () => {
+    for (const [method, path] of [['post', '/agents/run'], ['post', '/runs'], ['post', '/conversations/']] as const) {
+      const body = resolve(bodyOf(document, method, path), document);
+      expect(resolve(body.properties!.agent_type!, document).enum, path).toEqual([...AGENT_TYPES]);
+    }
+    const run = resolve(bodyOf(document, 'post', '/runs'), document);
+    expect(resolve(run.properties!.mode!, document).enum).toEqual([...PERMISSION_MODES]);
+    expect(resolve(run.properties!.on_ask!, document).enum?.length).toBeGreaterThan(1);
+  });
+
+  it('names each schema once: no …Input twin of a schema', () => {
+    const names = Object.keys(document.components.schemas);
+    expect(names.filter((name) => name.endsWith('Input'))).toEqual([]);
+    for (const name of ['CreateConversationRequest', 'StartRunRequest', 'RunResponse', 'ErrorResponse']) expect(names).toContain(name);
+    // Every reference still leads somewhere.
+    const refs = [...JSON.stringify(document).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
+    for (const ref of refs) expect(names).toContain(ref);
+  });
+
+  it('offers no Authorize: no security scheme and no per-route security', () => {
+    expect(document.components.securitySchemes ?? {}).toEqual({});
+    const secured = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) => (operation.security ? [`${method} ${path}`] : [])),
+    );
+    expect(secured).toEqual([]);
+  });
+
+  it('offers request examples with no "string" placeholder', () => {
+    const placeholders = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) => {
+        const schema = operation.requestBody?.content?.['application/json']?.schema;
+        // The session route takes the caller's own key: no example can stand for it.
+        if (!schema || path === '/session') return [];
+        return JSON.stringify(sample(schema, document)).includes('"string"') ? [`${method} ${path}`] : [];
+      }),
+    );
+    expect(placeholders).toEqual([]);
+  });
+
+  it('offers examples that work when tried', async () => {
+    const conversation = await t.app.inject({ method: 'POST', url: '/conversations/', payload: sample(bodyOf(document, 'post', '/conversations/'), document) as object });
+    expect(conversation.statusCode, conversation.body).toBe(201);
+    const run = await t.app.inject({ method: 'POST', url: '/runs', payload: sample(bodyOf(document, 'post', '/runs'), document) as object });
+    expect(run.statusCode, run.body).toBe(202);
+  });
+});
+
+describe('the OpenAPI document in keyed mode', () => {
+  it('declares the X-API-Key scheme and asks for it on the keyed routes', async () => {
+    const t = await createTestApp({ env: { API_KEYS: 'alice:key-for-alice-0123456789' } });
+    try {
+      const document = (await t.app.inject({ url: '/openapi.json' })).json<Document>();
+      expect(document.components.securitySchemes).toEqual({ ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } });
+      expect(document.paths['/runs']!.post!.security).toEqual([{ ApiKey: [] }]);
+    } finally {
+      await t.close();
+    }
+  });
+});
