@@ -174,6 +174,12 @@ function realParent(path: string): string {
 export class ProtectedSnapshot {
   constructor(
     private readonly before: ReadonlyMap<string, Entry>,
+    /**
+     * The paths (as given) whose baseline was taken before any running command could write them:
+     * the census leaves these to the snapshot. One first taken while another command that can
+     * write it ran may hold what that one planted; the census checks it again against what it knew.
+     */
+    readonly handled: readonly string[],
     /** Lets go of the shared baselines (ProtectedBaselines); once, after `restore`. */
     readonly release: () => void = () => undefined,
   ) {}
@@ -186,7 +192,7 @@ export class ProtectedSnapshot {
   static take(paths: readonly string[]): ProtectedSnapshot {
     const before = new Map<string, Entry>();
     for (const path of paths) walk(realParent(path), before);
-    return new ProtectedSnapshot(before);
+    return new ProtectedSnapshot(before, paths);
   }
 
   /** Puts back every changed path; returns the ones it restored, sorted, as text to show. */
@@ -215,6 +221,8 @@ export const under = (root: string, path: string): boolean => path === root || p
 
 interface Baseline {
   entries: Map<string, Entry>;
+  /** Taken while no running command could write it (see ProtectedSnapshot.handled). */
+  trusted: boolean;
 }
 
 interface Holder {
@@ -247,21 +255,24 @@ export class ProtectedBaselines {
   take(paths: readonly string[], writable: readonly string[]): ProtectedSnapshot {
     const real = paths.map(realParent);
     const before = new Map<string, Entry>();
-    for (const path of real) {
+    const handled: string[] = [];
+    for (const [index, path] of real.entries()) {
       let baseline = this.covering(path);
       if (baseline === undefined) {
-        baseline = { entries: new Map() };
+        const writer = [...this.holders].some((holder) => holder.writable.some((dir) => under(dir, path)));
+        baseline = { entries: new Map(), trusted: !writer };
         walk(path, baseline.entries);
         // What a held baseline below it has stands as it was then, not as a running command left it.
         for (const [root, held] of this.baselines) if (under(path, root)) for (const [entryPath, entry] of held.entries) baseline.entries.set(entryPath, entry);
         this.baselines.set(path, baseline);
       }
       for (const [entryPath, entry] of baseline.entries) if (under(path, entryPath)) before.set(entryPath, entry);
+      if (baseline.trusted) handled.push(paths[index] as string);
     }
     const holder: Holder = { paths: real, writable: writable.map(bytePath) };
     this.holders.add(holder);
     let released = false;
-    return new ProtectedSnapshot(before, () => {
+    return new ProtectedSnapshot(before, handled, () => {
       if (released) return;
       released = true;
       this.holders.delete(holder);

@@ -137,7 +137,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       runError = error;
     }
     sandbox.launcher?.dispose();
-    done = await putBack(snapshot, protectedPaths, repositories, gitlinks);
+    done = await putBack(snapshot, snapshot.handled, repositories, gitlinks);
   } finally {
     // Whatever failed: a baseline kept past its commands would later undo the user's own changes.
     snapshot.release();

