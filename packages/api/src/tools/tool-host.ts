@@ -1,5 +1,6 @@
 import { GitlinkGuard } from './sandbox/gitlink-guard.js';
 import { SandboxProbes } from './sandbox/launcher.js';
+import { ProtectedBaselines } from './sandbox/protected-snapshot.js';
 import { RepositoryCensus } from './sandbox/repository-census.js';
 import { Toolchains } from './sandbox/tool-sandbox.js';
 import { SearchBackendChoice } from './search/select.js';
@@ -22,6 +23,8 @@ export interface ToolHost {
    * check; the composition root closes them at shutdown.
    */
   gitlinks: GitlinkGuard;
+  /** The protected files as they were before the running commands: every command's put-back restores to them. */
+  protectedFiles: ProtectedBaselines;
 }
 
 export const createToolHost = (): ToolHost => ({
@@ -30,4 +33,5 @@ export const createToolHost = (): ToolHost => ({
   searchBackend: new SearchBackendChoice(),
   repositories: new RepositoryCensus(),
   gitlinks: new GitlinkGuard(),
+  protectedFiles: new ProtectedBaselines(),
 });

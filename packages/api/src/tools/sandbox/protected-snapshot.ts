@@ -172,13 +172,27 @@ function realParent(path: string): string {
  * new inode, so any hard link made to it meanwhile keeps only the attacker's copy.
  */
 export class ProtectedSnapshot {
-  private constructor(private readonly before: Map<string, Entry>) {}
+  constructor(
+    private readonly before: ReadonlyMap<string, Entry>,
+    /**
+     * The paths (as given) whose baseline was taken before any running command could write them:
+     * the census leaves these to the snapshot. One first taken while another command that can
+     * write it ran may hold what that one planted; the census checks it again against what it knew.
+     */
+    readonly handled: readonly string[],
+    /** Lets go of the shared baselines (ProtectedBaselines); once, after `restore`. */
+    readonly release: () => void = () => undefined,
+  ) {}
 
-  /** `paths` are byte strings (util/byte-path.ts): a protected path may be named by bytes that are not UTF-8. */
+  /**
+   * A snapshot of its own, for one command with no other running (tests, the race harness);
+   * `bash` takes its through ProtectedBaselines. `paths` are byte strings (util/byte-path.ts): a
+   * protected path may be named by bytes that are not UTF-8.
+   */
   static take(paths: readonly string[]): ProtectedSnapshot {
     const before = new Map<string, Entry>();
     for (const path of paths) walk(realParent(path), before);
-    return new ProtectedSnapshot(before);
+    return new ProtectedSnapshot(before, paths);
   }
 
   /** Puts back every changed path; returns the ones it restored, sorted, as text to show. */
@@ -199,5 +213,90 @@ export class ProtectedSnapshot {
       }
     }
     return restored;
+  }
+}
+
+/** `path` is `root` or below it: isWithin (paths.ts) for normalized absolute paths, without its `relative` (the census calls it per walked directory). */
+export const under = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+
+interface Baseline {
+  entries: Map<string, Entry>;
+  /** Taken while no running command could write it (see ProtectedSnapshot.handled). */
+  trusted: boolean;
+}
+
+interface Holder {
+  /** The real paths of its snapshot. */
+  paths: string[];
+  /** What it can write (a `bash` command's allowed paths), byte strings; none for a read-only one. */
+  writable: string[];
+}
+
+/**
+ * The protected files as they were before any running command could change them, one baseline per
+ * protected path for the service's life of the commands that share it. A `bash` command's snapshot
+ * taken while another one runs would take what that one planted (a hook, a config) for the
+ * original: the first one's restore removes it, then the second one's writes it back, and it runs
+ * on the user's machine outside any sandbox. So a path's baseline is taken once, by the first
+ * command that needs it, and every command that starts while it is held restores to it. It is held
+ * while a running command has it in its snapshot or can write it (it lies below that command's
+ * allowed paths: the sibling repository a command in another one plants a hook in), and dropped
+ * when the last such command ends. One per ToolHost (tool-host.ts), never in module scope.
+ */
+export class ProtectedBaselines {
+  private readonly baselines = new Map<string, Baseline>();
+  private readonly holders = new Set<Holder>();
+
+  /**
+   * The snapshot for a command that protects `paths` (byte strings) and can write below
+   * `writable` (text or byte paths, its allowed paths; empty for a read-only command). Its
+   * `release` must follow its restore, always.
+   */
+  take(paths: readonly string[], writable: readonly string[]): ProtectedSnapshot {
+    const real = paths.map(realParent);
+    const before = new Map<string, Entry>();
+    const handled: string[] = [];
+    for (const [index, path] of real.entries()) {
+      let baseline = this.covering(path);
+      if (baseline === undefined) {
+        const writer = [...this.holders].some((holder) => holder.writable.some((dir) => under(dir, path)));
+        baseline = { entries: new Map(), trusted: !writer };
+        walk(path, baseline.entries);
+        // What a held baseline below it has stands as it was then, not as a running command left it.
+        for (const [root, held] of this.baselines) if (under(path, root)) for (const [entryPath, entry] of held.entries) baseline.entries.set(entryPath, entry);
+        this.baselines.set(path, baseline);
+      }
+      for (const [entryPath, entry] of baseline.entries) if (under(path, entryPath)) before.set(entryPath, entry);
+      if (baseline.trusted) handled.push(paths[index] as string);
+    }
+    const holder: Holder = { paths: real, writable: writable.map(bytePath) };
+    this.holders.add(holder);
+    let released = false;
+    return new ProtectedSnapshot(before, handled, () => {
+      if (released) return;
+      released = true;
+      this.holders.delete(holder);
+      this.dropUnheld();
+    });
+  }
+
+  /** Baselines held now (for tests). */
+  get size(): number {
+    return this.baselines.size;
+  }
+
+  /** The held baseline of `path` or of a directory above it (a `hooks` taken whole holds its hooks). */
+  private covering(path: string): Baseline | undefined {
+    // One that stopped short of it (more entries than a walk keeps) does not cover it: missing
+    // there, it would be taken for absent and removed.
+    for (const [root, baseline] of this.baselines) if (under(root, path) && baseline.entries.has(path)) return baseline;
+    return undefined;
+  }
+
+  private dropUnheld(): void {
+    for (const root of [...this.baselines.keys()]) {
+      const held = [...this.holders].some((holder) => holder.paths.some((path) => under(path, root) || under(root, path)) || holder.writable.some((dir) => under(dir, root)));
+      if (!held) this.baselines.delete(root);
+    }
   }
 }

@@ -4,7 +4,7 @@ import { bytePath, fsPath, isPrintableAscii, pathBytes, shownPath } from '../../
 import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import type { PathSandbox } from './paths.js';
-import { isPutBackTemporary, putBytes, same, type Entry } from './protected-snapshot.js';
+import { isPutBackTemporary, putBytes, same, under as inside, type Entry } from './protected-snapshot.js';
 
 /*
  * Every git repository under the allowed paths, not only the ones around the command's directory:
@@ -90,9 +90,6 @@ const sameStamp = (a: Stamp, b: Stamp): boolean => a.ctimeMs === b.ctimeMs && a.
  * `.` or `..`): the same string, without join's normalizing, which the profile showed per entry.
  */
 const childPath = (dir: string, name: string): string => (dir.endsWith('/') ? dir + name : `${dir}/${name}`);
-
-/** isWithin (paths.ts) for normalized absolute paths, without its `relative`, once per walked directory. */
-const inside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
 const kindOf = (entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }): Kind =>
   entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';

