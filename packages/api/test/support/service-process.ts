@@ -52,12 +52,18 @@ export async function startService(env: Record<string, string>, cwd: string, opt
 }
 
 /** Runs the service to completion (for start-up refusals): exit code and everything it printed. */
-export async function runServiceToExit(env: Record<string, string>, cwd: string): Promise<{ code: number | null; stderr: string }> {
+export async function runServiceToExit(env: Record<string, string>, cwd: string, limitMs = 60_000): Promise<{ code: number | null; stderr: string }> {
   const child = spawnService(env, cwd);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = await once(child, 'exit');
-  return { code: code as number | null, stderr };
+  // A service that starts when the test expects a refusal is ended here, not left listening.
+  const deadline = setTimeout(() => child.kill('SIGKILL'), limitMs);
+  try {
+    const [code] = await once(child, 'exit');
+    return { code: code as number | null, stderr };
+  } finally {
+    clearTimeout(deadline);
+  }
 }
 
 /** Milliseconds from sending GET /health to having its whole answer (a stalled service gets 30 s). */
