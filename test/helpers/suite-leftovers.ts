@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,6 +43,9 @@ function processesUsing(root: string): { pid: number; command: string }[] {
 
 export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'mada-suite-'));
+  // As /tmp lets them: tests that run a program as another account (PostgreSQL's initdb as
+  // postgres) reach the directories they open up for it below this one.
+  chmodSync(root, 0o755);
   process.env.TMPDIR = root;
   return () => {
     const processes = processesUsing(root);

@@ -220,7 +220,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       allowedHeaders: settings.corsAllowHeaders,
     });
   }
-  await registerOpenApi(app, VERSION, localMode);
+  await registerOpenApi(app, VERSION, localMode, settings.llmModel);
 
   await app.register(healthRoutes, {
     version: VERSION,

@@ -18,6 +18,7 @@ const HARMLESS: Record<string, string> = {
   // Pure memos of the same input's same output.
   'model/describe-tool.ts inputSchemas': 'JSON Schema of a tool, by schema object',
   'agents/context-window.ts repeatedCounts': 'token counts of repeated texts',
+  'http/optional-body.ts takesEmptyObject': 'whether a route body schema accepts {}, by schema object',
   'tools/sandbox/command-policy/npm-commands.ts spellings': 'npm command table, built on first use',
   'tools/sandbox/command-policy/tree-sitter-reader.ts parserPromise': 'the bash grammar, loaded on first use',
   // Filled once as the module loads, read only afterwards.

@@ -72,10 +72,11 @@ describe('the chat in a terminal', () => {
 
   it('completes commands, modes and directories with Tab', async () => {
     const terminal = await openChat();
+    // `mode` and `model` share their first four letters: Tab completes those, with no space.
     terminal.type('mo');
     terminal.keys('Tab');
     await terminal.waitFor(/› mode$/m);
-    terminal.type('pl');
+    terminal.type(' pl');
     terminal.keys('Tab');
     await terminal.waitFor(/› mode plan$/m);
     terminal.keys('Enter');

@@ -13,7 +13,7 @@ export type PermissionMode = z.infer<typeof PermissionMode>;
  * A model of the service's LLM_MODELS (`GET /models`); absent: its default. A string, not an
  * enum the schema knows: an unknown model is a 400 `Unknown model: <name>`.
  */
-export const ModelName = z.string().min(1).max(255).meta({ description: 'A model of GET /models; absent: the default one.' });
+export const ModelName = z.string().min(1).max(255).meta({ id: 'ModelName', description: 'A model of GET /models; absent: the default one.' });
 
 /**
  * An agent's name in a request. Validated as a string, not the enum: an unknown agent is a 400

@@ -35,10 +35,21 @@ function withoutSecurity<T extends object>(document: T): T {
 }
 
 /**
+ * The only model name an example can offer that works when sent is one the service has: its
+ * default (a placeholder `"string"` would be a 400 `Unknown model`).
+ */
+function withModelExample<T extends object>(document: T, defaultModel: string): T {
+  const { components = {} } = document as Untyped & { components?: Untyped & { schemas?: Record<string, Untyped> } };
+  const schemas = (components as { schemas?: Record<string, Untyped> }).schemas;
+  if (schemas?.ModelName === undefined) return document;
+  return { ...document, components: { ...components, schemas: { ...schemas, ModelName: { ...schemas.ModelName, examples: [defaultModel] } } } } as T;
+}
+
+/**
  * OpenAPI 3.1 generated from the zod route schemas, at /openapi.json, browsable at /docs.
  * `localMode`: the service takes no key (fixed for the life of the process).
  */
-export async function registerOpenApi(app: FastifyInstance, version: string, localMode: boolean): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, version: string, localMode: boolean, defaultModel: string): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -54,7 +65,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string, loc
     },
     transform: jsonSchemaTransform,
     transformObject: (input) => {
-      const document = oneSchemaPerShape(jsonSchemaTransformObject(input));
+      const document = withModelExample(oneSchemaPerShape(jsonSchemaTransformObject(input)), defaultModel);
       return localMode ? withoutSecurity(document) : document;
     },
   });

@@ -52,7 +52,7 @@ describe.each(DIALECTS)('reading long conversations over HTTP on %s', (dialect) 
     const text = await response.text();
     const body = JSON.parse(text) as { id: string; messages: Message[]; total_tokens: number };
     expect(text).toBe(JSON.stringify(body));
-    expect(Object.keys(body)).toEqual(['id', 'agent_type', 'title', 'working_dir', 'total_tokens', 'created_at', 'updated_at', 'messages']);
+    expect(Object.keys(body)).toEqual(['id', 'agent_type', 'title', 'working_dir', 'model', 'total_tokens', 'created_at', 'updated_at', 'messages']);
     expect(body.id).toBe(id);
     expect(body.total_tokens).toBe(contents.length);
     expect(body.messages.map((message) => message.content)).toEqual(contents);

@@ -549,10 +549,13 @@ describe('server-side request forgery through a run request', () => {
   it('fetches no URL a request names, and calls only the configured model', async () => {
     const url = `http://${HOST}:${(canary.address() as AddressInfo).port}/`;
     model.push(scripted.text('done'));
+    // A model is a configured name, never an address: a URL is refused before anything is called.
+    const named = await send(base, { method: 'POST', path: '/agents/run', body: { agent_type: 'explore', prompt: 'hello', working_dir: t.workdir, model: url } });
+    expect(named.status).toBe(400);
     const response = await send(base, {
       method: 'POST',
       path: '/agents/run',
-      body: { agent_type: 'explore', prompt: 'hello', working_dir: t.workdir, model: url, base_url: url, llm_base_url: url, url, insecure: true },
+      body: { agent_type: 'explore', prompt: 'hello', working_dir: t.workdir, base_url: url, llm_base_url: url, url, insecure: true },
     });
     expect(response.status).toBe(200);
     expect(canaryHits).toBe(0);

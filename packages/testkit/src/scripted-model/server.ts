@@ -130,7 +130,9 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
   const introspections: string[] = [];
   const runtimeOf = (model: string): ScriptedRuntime => options.runtimes?.[model] ?? options.runtime ?? {};
   let served = options.models;
-  const serves = (model: string): boolean => served === undefined || served.includes(model);
+  // As Ollama does, an untagged name is the model's `:latest` tag.
+  const tagged = (model: string): string => (model.includes(':') ? model : `${model}:latest`);
+  const serves = (model: string): boolean => served === undefined || served.some((name) => tagged(name) === tagged(model));
   let scriptedCount = steps.length;
   let closing = false;
 
