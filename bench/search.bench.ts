@@ -8,6 +8,7 @@ import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import type { FileMatches, SearchBackend } from '../packages/api/src/tools/search/backend.js';
 import type { ContentTask } from '../packages/api/src/tools/search/content-worker.js';
 import { createJavascriptBackend, javascriptBackend } from '../packages/api/src/tools/search/javascript.js';
+import { rootGlob } from '../packages/api/src/tools/search/patterns.js';
 import { createRipgrepBackend } from '../packages/api/src/tools/search/ripgrep.js';
 import { findExecutable } from '../packages/api/src/tools/search/select.js';
 import type { ToolContext } from '../packages/api/src/tools/tool.js';
@@ -76,6 +77,13 @@ const grepWith = (backend: SearchBackend, context: ToolContext) => async () => {
   if (!answer.success || answer.metadata.match_count !== Math.ceil(FILES / 97)) throw new Error(`grep_content: ${answer.error || 'wrong count'}`);
 };
 
+/** The backend's own listing as glob_files asks for it (rg's arguments, its output split and matched), nothing stat'ed or sorted. */
+const listWith = (backend: SearchBackend, root: string, pattern = '**/*.ts', total = FILES / EXTENSIONS.length) => async () => {
+  let count = 0;
+  await backend.listFiles({ root, glob: rootGlob(pattern), signal: new AbortController().signal }, () => count++);
+  if (count !== total) throw new Error(`listFiles: ${count} files`);
+};
+
 const globWith = (backend: SearchBackend, context: ToolContext, pattern = '**/*.ts', total = FILES / EXTENSIONS.length) => async () => {
   const tool = createGlobFilesTool(backend);
   const answer = await tool.execute(tool.parameters.parse({ pattern }), context);
@@ -106,6 +114,9 @@ const bench: Bench = async () => {
   const toolGrep = await medianMs(grepWith(ripgrep, context), 11, 2);
   // In turns, so that other work on the machine weighs on both sides alike.
   const { baselineMs: rawGlob, subjectMs: toolGlob } = await interleavedMediansMs(rawRg(rg, ['--files', '-g', '*.ts', root]), globWith(ripgrep, context), 15, 2);
+  // The same comparison in two parts: rg's share (the file selection the tools promise) and the newest-first order's.
+  const { baselineMs: rawForListing, subjectMs: listing } = await interleavedMediansMs(rawRg(rg, ['--files', '-g', '*.ts', root]), listWith(ripgrep, root), 15, 2);
+  const { baselineMs: listingForGlob, subjectMs: globForListing } = await interleavedMediansMs(listWith(ripgrep, root), globWith(ripgrep, context), 15, 2);
   // The same query as glob_files asks it: newest first. rg sorts single-threaded to do it.
   const rawGlobNewest = await medianMs(rawRg(rg, ['--files', '-g', '*.ts', '--sortr', 'modified', root]), 5, 1);
   const jsGrep = await medianMs(grepWith(javascriptBackend, context), 3, 1);
@@ -123,7 +134,23 @@ const bench: Bench = async () => {
       rawGlob,
       toolGlob,
       1.3,
-      'measured in turns; glob_files must lstat every match to put the newest first (and compare it with the hidden .env), unsorted rg does not',
+      "measured in turns; the next two rows take it apart: rg's listing with the tools' file selection (ignore files honoured, which rg's -g overrides), and the newest-first order (an lstat per match)",
+    ),
+    result(
+      `ripgrep backend's listing for glob_files **/*.ts, nothing stat'ed (${tree})`,
+      "rg --files -g '*.ts' (no order)",
+      rawForListing,
+      listing,
+      undefined,
+      'measured in turns; rg with the file selection the tools promise (.gitignore outside a git repository, the default-ignored directories at any depth, a type rather than an overriding -g), on one thread fewer than the cores',
+    ),
+    result(
+      `glob_files **/*.ts, ripgrep backend, against its own listing (${tree})`,
+      'the listing above',
+      listingForGlob,
+      globForListing,
+      undefined,
+      'measured in turns; the cost of the newest-first order: one lstat per match, the hidden-file check, the heap',
     ),
     result(`grep_content, JavaScript fallback (${tree})`, 'rg -n on the same pattern', rawGrep, jsGrep, undefined, 'used only when rg is not installed'),
     result(`glob_files **/*.ts, JavaScript fallback (${tree})`, "rg --files -g '*.ts'", rawGlob, jsGlob, undefined, 'used only when rg is not installed'),
