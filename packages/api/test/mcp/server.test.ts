@@ -1,4 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
+import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -194,6 +195,33 @@ describe('POST /mcp with the official MCP client', { timeout: 60_000 }, () => {
     const runId = (pending.approvals as Json[])[0]!.run_id as string;
     controller.abort();
     await expect(call).rejects.toThrow();
+    const run = await until(() => getJson(`/runs/${runId}`), (value) => ENDED.has(value.status as string), 'the run to end');
+    expect(run).toMatchObject({ status: 'cancelled', error: 'Run cancelled' });
+    expect(existsSync(join(t.workdir, 'victim.txt'))).toBe(true);
+  });
+  it('cancels the run when the client closes the connection of the call without a word', async () => {
+    writeFileSync(join(t.workdir, 'victim.txt'), 'x');
+    model.push(scripted.toolCalls({ name: 'bash', arguments: { command: 'rm victim.txt' } }), scripted.text('removed it'));
+    const rpc = { ...headers(), accept: 'application/json, text/event-stream' };
+    const init = await fetch(`${address}/mcp`, {
+      method: 'POST',
+      headers: rpc,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    await init.text();
+    const session = { ...rpc, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    const initialized = await fetch(`${address}/mcp`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    expect(initialized.status).toBe(202);
+    // A socket of its own, closed outright: no notifications/cancelled is sent.
+    const call = request(`${address}/mcp`, { method: 'POST', headers: session });
+    const answered = new Promise<IncomingMessage>((resolve) => call.once('response', resolve));
+    call.on('error', () => undefined);
+    call.end(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'task', arguments: { prompt: 'remove victim.txt' } } }));
+    expect((await answered).headers['content-type']).toContain('text/event-stream');
+    const pending = await until(() => getJson('/approvals?status=pending'), (list) => (list.approvals as Json[]).length > 0, 'a pending approval');
+    const runId = (pending.approvals as Json[])[0]!.run_id as string;
+    call.destroy();
     const run = await until(() => getJson(`/runs/${runId}`), (value) => ENDED.has(value.status as string), 'the run to end');
     expect(run).toMatchObject({ status: 'cancelled', error: 'Run cancelled' });
     expect(existsSync(join(t.workdir, 'victim.txt'))).toBe(true);

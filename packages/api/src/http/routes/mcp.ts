@@ -65,6 +65,9 @@ function sendWeb(reply: FastifyReply, response: Response): FastifyReply {
   reply.code(response.status);
   response.headers.forEach((value, name) => void reply.header(name, value));
   if (response.body === null) return reply.send();
+  // Node sends the head with the first byte of the body, and a tool call's stream may stay silent
+  // until its run ends: the client (and any proxy) hears at once that the call was taken.
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) reply.raw.once('pipe', () => reply.raw.flushHeaders());
   return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
 }
 
