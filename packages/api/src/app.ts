@@ -48,6 +48,7 @@ import { checkpointRoutes } from './http/routes/checkpoints.js';
 import type { CheckpointService } from './checkpoints/checkpoint-service.js';
 import { healthRoutes } from './http/routes/health.js';
 import { metricsRoutes } from './http/routes/metrics.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { recordRequestMetrics } from './http/request-metrics.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import type { Settings } from './settings.js';
@@ -263,6 +264,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
     await scope.register(userRoutes, { users: deps.users });
     await scope.register(auditRoutes, { audit: deps.audit });
+    await scope.register(mcpRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter });
   });
   return app;
 }

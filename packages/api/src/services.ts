@@ -7,7 +7,7 @@ import { TurnService } from './conversations/turn-service.js';
 import { openRepository } from './db/open.js';
 import type { ConversationRepository } from './db/repository.js';
 import { observeModel } from './metrics/observe-model.js';
-import { observeTools } from './metrics/observe-tools.js';
+import { observeToolSource, observeTools } from './metrics/observe-tools.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { ModelCatalogue, openModelCatalogue, runtimeUnreachable, type ModelClient } from './model/index.js';
 import type { Settings } from './settings.js';
@@ -108,7 +108,7 @@ export function createEngine(
     startDir,
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
     hideAddresses: addressFilterFor(settings, keyed),
-    ...(toolSource === undefined ? {} : { toolSource }),
+    ...(toolSource === undefined ? {} : { toolSource: observeToolSource(toolSource, metrics) }),
   };
   return new AgentEngine(deps);
 }

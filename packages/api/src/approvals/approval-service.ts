@@ -23,6 +23,14 @@ export interface ApprovalServiceOptions {
   now?: () => Date;
 }
 
+/**
+ * Puts an approval to the user somewhere besides the inbox as well (an MCP client's elicitation,
+ * http/mcp/): called once the approval is stored and announced. `settled` aborts when the approval
+ * no longer waits (answered either way, expired, or the run stopped); the relay answers through
+ * `decide` like any client, and the first answer wins.
+ */
+export type ApprovalRelay = (approval: ApprovalRecord, settled: AbortSignal) => void;
+
 /** The bus's topic for one user's approvals: never a run's id, which is a UUID. */
 const userTopic = (userId: string): string => `approvals:${userId}`;
 
@@ -48,18 +56,18 @@ export class ApprovalService {
   }
 
   /** What a run's job makes its gate with, once it can emit events. */
-  gates(run: RunRecord, onAsk: OnAsk): GateFactory {
-    return (emit) => this.gateFor(run, onAsk, emit);
+  gates(run: RunRecord, onAsk: OnAsk, relay?: ApprovalRelay): GateFactory {
+    return (emit) => this.gateFor(run, onAsk, emit, relay);
   }
 
   /** The gate a run's tool calls ask through: waits for the user (`wait`) or refuses at once (`deny`). */
-  gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: AgentEvent) => void): ApprovalGate {
+  gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: AgentEvent) => void, relay?: ApprovalRelay): ApprovalGate {
     return {
       ask: async (request, signal) => {
         const scope = await this.grantScope(run, request);
         if (scope !== undefined) return { approved: true, scope };
         if (onAsk === 'deny') return { approved: false, text: CANNOT_WAIT };
-        return this.askAndWait(run, request, emit, signal);
+        return this.askAndWait(run, request, emit, signal, relay);
       },
     };
   }
@@ -120,7 +128,7 @@ export class ApprovalService {
     return request.matches.every((match) => granted.includes(match)) ? root : undefined;
   }
 
-  private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: AgentEvent) => void, signal: AbortSignal): Promise<ApprovalAnswer> {
+  private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: AgentEvent) => void, signal: AbortSignal, relay?: ApprovalRelay): Promise<ApprovalAnswer> {
     const createdAt = this.now();
     const approval = await this.options.store.createApproval({
       id: randomUUID(),
@@ -143,7 +151,14 @@ export class ApprovalService {
       reason: approval.reason,
       expires_at: approval.expiresAt.toISOString(),
     });
-    const decided = await this.waitForDecision(approval, signal);
+    const settled = new AbortController();
+    let decided: ApprovalRecord;
+    try {
+      relay?.(approval, settled.signal);
+      decided = await this.waitForDecision(approval, signal);
+    } finally {
+      settled.abort();
+    }
     await this.options.runs.updateRun(run.id, { status: 'running' }, ['waiting_approval']);
     const decision = decided.status === 'approved' ? 'approved' : 'denied';
     emit({ event: 'approval_resolved', approval_id: decided.id, decision, ...(decided.message === null ? {} : { message: decided.message }) });

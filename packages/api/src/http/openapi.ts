@@ -61,6 +61,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string, loc
         { name: 'agents', description: 'Agent catalogue and runs' },
         { name: 'models', description: 'The models runs and conversations may name' },
         { name: 'conversations', description: 'Per-user multi-turn conversations' },
+        { name: 'mcp', description: "mada's agents as tools of another agent, over the Model Context Protocol" },
       ],
     },
     transform: jsonSchemaTransform,

@@ -1,4 +1,4 @@
-import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import type { Tool, ToolContext, ToolResult, ToolSource } from '../tools/tool.js';
 import type { ServiceMetrics, ToolOutcome } from './service-metrics.js';
 
 /** The executor aborts a tool's signal on TOOL_TIMEOUT_SECONDS with a TimeoutError reason. */
@@ -46,4 +46,13 @@ function observeTool(tool: Tool, metrics: ServiceMetrics): Tool {
  */
 export function observeTools(tools: ReadonlyMap<string, Tool>, metrics: ServiceMetrics): Map<string, Tool> {
   return new Map([...tools].map(([name, tool]) => [name, observeTool(tool, metrics)]));
+}
+
+/**
+ * A user's tools from the source (MCP servers' `mcp__<server>__<tool>`), each reporting its
+ * executions like the built-in ones. Their names come from the configured servers' own lists,
+ * never from the model: a name the model invents matches no tool and is never a label.
+ */
+export function observeToolSource(source: ToolSource, metrics: ServiceMetrics): ToolSource {
+  return { toolsFor: async (request) => (await source.toolsFor(request)).map((tool) => observeTool(tool, metrics)) };
 }

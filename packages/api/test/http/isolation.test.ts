@@ -106,6 +106,10 @@ const ROUTES: Record<RouteKey, Classification> = {
   'DELETE /users/:user_id/keys/:key_id': { is: 'admin' },
   'GET /audit': { is: 'admin' },
   'GET /audit/verify': { is: 'admin' },
+  // mada as an MCP server: a session is its creator's alone (mcp/server.test.ts: Bob gets 404 on Ann's).
+  'POST /mcp': { is: 'creates' },
+  'GET /mcp': { is: 'account' },
+  'DELETE /mcp': { is: 'account' },
 };
 
 /** HEAD runs the GET handler: it is attacked as its GET is. */

@@ -16,7 +16,7 @@ type Schema = {
 };
 interface Operation {
   security?: unknown;
-  requestBody?: { content?: Record<string, { schema: Schema }> };
+  requestBody?: { content?: Record<string, { schema: Schema; example?: unknown }> };
 }
 interface Document {
   info: { title: string };
@@ -96,10 +96,12 @@ describe('the OpenAPI document in local mode', () => {
   it('offers request examples with no "string" placeholder', () => {
     const placeholders = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.entries(item).flatMap(([method, operation]) => {
-        const schema = operation.requestBody?.content?.['application/json']?.schema;
+        const media = operation.requestBody?.content?.['application/json'];
         // The session route takes the caller's own key: no example can stand for it.
-        if (!schema || path === '/session') return [];
-        return JSON.stringify(sample(schema, document)).includes('"string"') ? [`${method} ${path}`] : [];
+        if (!media?.schema || path === '/session') return [];
+        // Swagger UI fills in the media type's own example first (POST /mcp's body has no fields to sample).
+        const filled = media.example ?? sample(media.schema, document);
+        return JSON.stringify(filled).includes('"string"') ? [`${method} ${path}`] : [];
       }),
     );
     expect(placeholders).toEqual([]);

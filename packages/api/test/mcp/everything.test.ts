@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { sample } from '../support/metrics.js';
 import { EVERYTHING, NODE_MODULES, outsideDir, runToEnd, thinkingTexts, toolResultBefore, writeConfig } from './support.js';
 
 /**
@@ -38,6 +39,8 @@ describe('an stdio MCP server through agent runs', { timeout: 60_000 }, () => {
     expect(JSON.stringify(sum?.parameters)).not.toContain('$schema');
     expect(toolResultBefore(model, 1)).toContain('42');
     expect(events.find((event) => event.event === 'tool_done')).toMatchObject({ tool: 'mcp__everything__get-sum' });
+    // Counted like a built-in tool, under its MCP name.
+    expect(sample(await t.metrics.render(), 'mada_tool_calls_total', { tool: 'mcp__everything__get-sum', outcome: 'ok' })).toBe(1);
   });
 
   it('runs the server inside the sandbox: its own env and a private HOME, none of the service environment', async () => {
