@@ -22,5 +22,4 @@ export const {
   users,
   webhookDeliveries,
   webhooks,
-} =
-  deriveSqliteTables(tables);
+} = deriveSqliteTables(tables);
