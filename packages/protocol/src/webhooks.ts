@@ -21,7 +21,7 @@ export const CreateWebhookRequest = z
       .max(256)
       .regex(/^[\x21-\x7e]+$/, 'A secret is printable ASCII without spaces')
       .optional()
-      .meta({ description: 'Signs each delivery (HMAC-SHA256); made by the service when absent' }),
+      .meta({ description: 'Signs each delivery (HMAC-SHA256); made by the service when absent', examples: ['a-long-random-secret-of-yours'] }),
   })
   .meta({ id: 'CreateWebhookRequest' });
 export type CreateWebhookRequest = z.infer<typeof CreateWebhookRequest>;
