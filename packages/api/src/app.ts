@@ -62,6 +62,8 @@ import type { ConsoleSessions } from './users/console-sessions.js';
 import type { AuditLog } from './audit/audit-log.js';
 import { SYSTEM_ACTOR } from './db/audit-repository.js';
 import { VERSION } from './version.js';
+import type { WebhookService } from './webhooks/webhook-service.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 
 export interface AppDeps {
   settings: Settings;
@@ -76,6 +78,7 @@ export interface AppDeps {
   users: UserDirectory;
   audit: AuditLog;
   sessions: ConsoleSessions;
+  webhooks: WebhookService;
   /** Interval of the `: ping` comment on event streams (15 s). */
   pingIntervalMs?: number;
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
@@ -263,6 +266,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await scope.register(approvalRoutes, { approvals: deps.approvals, ...ping });
     await scope.register(checkpointRoutes, { runs: deps.runs, checkpoints: deps.checkpoints });
     await scope.register(userRoutes, { users: deps.users });
+    await scope.register(webhookRoutes, { webhooks: deps.webhooks });
     await scope.register(auditRoutes, { audit: deps.audit });
     await scope.register(mcpRoutes, { engine: deps.engine, runs: deps.runs, approvals: deps.approvals, messageLimits, filter });
   });

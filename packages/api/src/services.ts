@@ -39,6 +39,8 @@ import { WorkspaceSandboxes } from './workspace-sandboxes.js';
 import { McpConnections } from './mcp/connections.js';
 import { McpToolSource } from './mcp/tool-source.js';
 import type { ToolSource } from './tools/tool.js';
+import { WebhookService } from './webhooks/webhook-service.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -58,6 +60,8 @@ export interface Services {
   audit: AuditLog;
   /** The browser console's sign-ins, stored in the database. */
   sessions: ConsoleSessions;
+  /** Users' webhooks; their deliveries are sent by a dispatcher this object owns. */
+  webhooks: WebhookService;
   close(): Promise<void>;
 }
 
@@ -209,6 +213,16 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   );
   sweeper.start();
   const bus = await openEventBus(settings, log);
+  // Deliveries left pending by a stopped service (this one, or a replica) are sent from here on.
+  const dispatcher = new WebhookDispatcher({
+    store: repository.webhooks,
+    allowPrivate: settings.webhookAllowPrivate,
+    retryBaseMs: settings.webhookRetryBaseSeconds * 1000,
+    userAgent: `mada/${VERSION}`,
+    now,
+    log,
+  });
+  const webhooks = new WebhookService({ store: repository.webhooks, allowPrivate: settings.webhookAllowPrivate, now, log, onQueued: dispatcher.notify });
   const checkpoints = new CheckpointService({
     root: join(settings.dataDir, 'checkpoints'),
     maxFileBytes: settings.checkpointMaxFileBytes,
@@ -233,6 +247,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     log,
     describeFailure: runFailureText(settings, keyed),
     metrics,
+    onEnded: (run) => webhooks.notify({ userId: run.userId, event: 'run_ended', at: run.endedAt ?? now(), runId: run.id, status: run.status }),
   });
   // Deleting a conversation cancels its running turn (model call aborted, child processes ended).
   conversations.onDeleted((id) => runs.cancelConversationRuns(id));
@@ -258,6 +273,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     bus,
     timeoutMs: settings.approvalTimeoutSeconds * 1000,
     now,
+    onRequested: (approval) =>
+      webhooks.notify({ userId: approval.userId, event: 'approval_requested', at: approval.createdAt, runId: approval.runId, approvalId: approval.id, tool: approval.tool }),
   });
   metrics.countPendingApprovals(() => approvals.waiting);
   const sessions = new ConsoleSessions(repository.consoleSessions, settings.consoleSessionHours * 3_600_000, () => now().getTime());
@@ -265,7 +282,9 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   const audit = new AuditLog(repository.audit);
   const serviceDetail = { version: VERSION, database: repository.dialect, keyed };
   await audit.append({ at: now(), actor: SYSTEM_ACTOR, action: 'service.started', target: null, detail: serviceDetail });
+  dispatcher.start();
   return {
+    webhooks,
     audit,
     approvals,
     conversations,
@@ -282,6 +301,9 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       sessions.stopSweeping();
       await runSweeper.stop();
       await runs.close();
+      // The run_ended of runs just interrupted are stored before the sender stops; it sends them after a restart.
+      await webhooks.flush();
+      await dispatcher.close();
       await mcp?.closeAll();
       // A host the caller passed in is the caller's to close.
       if (options.toolHost === undefined) await toolHost.gitlinks.close();

@@ -221,6 +221,10 @@ const SPECS = {
   mcpConfigFile: spec('MCP_CONFIG_FILE', text, '', true),
   mcpIdleSeconds: spec('MCP_IDLE_SECONDS', decimal(0, 86_400 * 7, true), 300),
   mcpStartTimeoutSeconds: spec('MCP_START_TIMEOUT_SECONDS', decimal(0, 3600, true), 30),
+  // Webhooks may reach loopback, private and link-local addresses only when the operator says so.
+  webhookAllowPrivate: spec('WEBHOOK_ALLOW_PRIVATE', boolean, false),
+  // The first retry's delay; each next one doubles it, up to an hour, for 24 h.
+  webhookRetryBaseSeconds: spec('WEBHOOK_RETRY_BASE_SECONDS', decimal(0.01, 3600), 30),
 } satisfies Record<string, Spec<unknown>>;
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };

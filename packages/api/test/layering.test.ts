@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
 /** The folders of run-level services, which the layers below the runs never import. */
-const SERVICES = ['approvals', 'checkpoints', 'metrics'];
+const SERVICES = ['approvals', 'checkpoints', 'metrics', 'webhooks'];
 
 /** Top-level folders of src/ that a folder must never import: dependencies point one way. */
 const FORBIDDEN: Record<string, string[]> = {
@@ -15,11 +15,11 @@ const FORBIDDEN: Record<string, string[]> = {
   conversations: ['agents', 'runs', 'http', ...SERVICES],
   model: ['agents', 'conversations', 'tools', 'runs', 'http', ...SERVICES],
   db: ['agents', 'conversations', 'tools', 'runs', 'http', ...SERVICES],
-  runs: ['http', 'approvals', 'metrics'],
+  runs: ['http', 'approvals', 'metrics', 'webhooks'],
   // A run's snapshots: beside the tools, below the runs that take them.
   checkpoints: ['agents', 'conversations', 'runs', 'http', 'approvals', 'metrics'],
   // Asks and answers for a run's tool calls: above the runs they pause.
-  approvals: ['conversations', 'http', 'checkpoints', 'metrics'],
+  approvals: ['conversations', 'http', 'checkpoints', 'metrics', 'webhooks'],
   // Counts what the engine, the model client, the tools and the runs do; never the other way.
   metrics: ['conversations', 'db', 'http', 'approvals', 'checkpoints'],
   tokens: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
@@ -27,6 +27,8 @@ const FORBIDDEN: Record<string, string[]> = {
   mcp: ['agents', 'conversations', 'runs', 'http', ...SERVICES],
   // Users and keys: below the routes that serve them.
   users: ['http', 'agents', 'tools', 'checkpoints', 'approvals'],
+  // Stored deliveries and their sender: told of events by the runs and approvals, knowing neither.
+  webhooks: ['agents', 'conversations', 'tools', 'model', 'runs', 'http', 'mcp', 'approvals', 'checkpoints', 'metrics'],
   util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
 };
 

@@ -10,6 +10,8 @@ export const AUDIT_ACTIONS = [
   'approval.expired',
   'rule.added',
   'checkpoint.reverted',
+  'webhook.created',
+  'webhook.deleted',
   'auth.locked',
   'service.started',
   'service.stopped',

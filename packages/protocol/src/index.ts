@@ -10,3 +10,4 @@ export * from './exact-text.js';
 export * from './users.js';
 export * from './audit.js';
 export * from './session.js';
+export * from './webhooks.js';

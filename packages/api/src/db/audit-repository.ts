@@ -11,6 +11,8 @@ export type AuditAction =
   | 'approval.expired'
   | 'rule.added'
   | 'checkpoint.reverted'
+  | 'webhook.created'
+  | 'webhook.deleted'
   | 'auth.locked'
   | 'service.started'
   | 'service.stopped';

@@ -25,6 +25,8 @@ import { DrizzleConsoleSessionRepository } from './drizzle-console-session-repos
 import type { ConsoleSessionRepository } from './console-session-repository.js';
 import { DrizzleAuditRepository } from './drizzle-audit-repository.js';
 import type { AuditRepository } from './audit-repository.js';
+import { DrizzleWebhookRepository } from './drizzle-webhook-repository.js';
+import type { WebhookRepository } from './webhook-repository.js';
 import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
 import { countPerUser, summaryRow } from './rows.js';
@@ -45,6 +47,7 @@ export class DrizzleRepository implements ConversationRepository {
   readonly users: UserRepository;
   readonly consoleSessions: ConsoleSessionRepository;
   readonly audit: AuditRepository;
+  readonly webhooks: WebhookRepository;
   private readonly t;
   private readonly contents: ContentLoader;
   /** A message's size in UTF-8 bytes, read without its content. */
@@ -66,6 +69,7 @@ export class DrizzleRepository implements ConversationRepository {
     this.users = new DrizzleUserRepository(adapter);
     this.consoleSessions = new DrizzleConsoleSessionRepository(adapter);
     this.audit = new DrizzleAuditRepository(adapter);
+    this.webhooks = new DrizzleWebhookRepository(adapter);
     this.contents = texts === undefined ? (id) => this.contentHere(id) : (id) => texts.load({ messageId: id });
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }

@@ -1,6 +1,7 @@
 import type { ApprovalRepository } from './approval-repository.js';
 import type { RunRepository } from './run-repository.js';
 import type { AuditRepository } from './audit-repository.js';
+import type { WebhookRepository } from './webhook-repository.js';
 import type { UserRepository } from './user-repository.js';
 import type { ConsoleSessionRepository } from './console-session-repository.js';
 
@@ -121,6 +122,8 @@ export interface ConversationRepository {
   readonly consoleSessions: ConsoleSessionRepository;
   /** The hash-chained audit log. */
   readonly audit: AuditRepository;
+  /** Users' webhooks and their stored deliveries. */
+  readonly webhooks: WebhookRepository;
   ping(): Promise<void>;
   /**
    * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing

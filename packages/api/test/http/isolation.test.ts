@@ -98,6 +98,12 @@ const ROUTES: Record<RouteKey, Classification> = {
   'GET /me/keys': { is: 'account' },
   'POST /me/keys': { is: 'account' },
   'DELETE /me/keys/:key_id': { is: 'account' },
+  // The caller's own webhooks: another user's id is 404 `Webhook not found`, as for a key (webhooks.test.ts).
+  'GET /me/webhooks': { is: 'account' },
+  'POST /me/webhooks': { is: 'account' },
+  'GET /me/webhooks/:webhook_id': { is: 'account' },
+  'DELETE /me/webhooks/:webhook_id': { is: 'account' },
+  'GET /me/webhooks/:webhook_id/deliveries': { is: 'account' },
   'GET /users': { is: 'admin' },
   'POST /users': { is: 'admin', body: { id: 'bob-made-this' } },
   'GET /users/:user_id': { is: 'admin' },

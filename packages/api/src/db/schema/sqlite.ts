@@ -6,5 +6,20 @@ import * as tables from './tables.js';
  * drizzle-kit finds a schema's tables among its module's exports; the SQLite dialect takes this
  * module as its Tables, so the build fails if a table is left out here.
  */
-export const { apiKeys, approvalGrants, auditLog, approvals, consoleSessions, conversations, messages, runEventPages, runEvents, runs, userConversationCounts, userDailyUsage, users } =
-  deriveSqliteTables(tables);
+export const {
+  apiKeys,
+  approvalGrants,
+  auditLog,
+  approvals,
+  consoleSessions,
+  conversations,
+  messages,
+  runEventPages,
+  runEvents,
+  runs,
+  userConversationCounts,
+  userDailyUsage,
+  users,
+  webhookDeliveries,
+  webhooks,
+} = deriveSqliteTables(tables);

@@ -273,3 +273,49 @@ export const consoleSessions = pgTable(
   },
   (t) => [index('console_sessions_key_idx').on(t.keyDigest, t.createdAt), index('console_sessions_expiry_idx').on(t.expiresAt)],
 );
+
+/**
+ * A user's webhooks (TEAMS.md section 13). `user_id` has no foreign key: users of API_KEYS have no
+ * row. `events` is a JSON list of event names. `secret` signs each delivery (HMAC-SHA256), so it
+ * is kept as given: it is a signing key the service must use, not a credential it only checks.
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: uuid('id').primaryKey(),
+    userId: varchar('user_id', { length: 64 }).notNull(),
+    url: varchar('url', { length: 2048 }).notNull(),
+    events: text('events').notNull(),
+    secret: varchar('secret', { length: 256 }).notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('webhooks_user_idx').on(t.userId, t.createdAt)],
+);
+
+/**
+ * Each delivery of an event to a webhook: the body exactly as signed, its state and last outcome.
+ * A sender claims a due row by moving `claimed_until` forward in one UPDATE that re-checks it, so
+ * two replicas never send the same attempt; a claim that outlives its sender (a crash) runs out
+ * and the delivery is tried again.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey(),
+    webhookId: uuid('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    event: varchar('event', { length: 50 }).notNull(),
+    body: text('body').notNull(),
+    status: varchar('status', { length: 20 }).$type<'pending' | 'delivered' | 'failed'>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: ts('created_at').notNull(),
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    claimedUntil: ts('claimed_until'),
+    lastAttemptAt: ts('last_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: varchar('last_error', { length: 50 }),
+    deliveredAt: ts('delivered_at'),
+  },
+  (t) => [index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt), index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt)],
+);

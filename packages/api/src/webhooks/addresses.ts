@@ -1,0 +1,37 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Whether an address is on the public internet: ipaddr.js names every special range (loopback,
+ * private, link-local with the cloud metadata address, unique-local fd00::/8, carrier-grade NAT,
+ * multicast, unspecified, documentation...), and only plain unicast passes. IPv4-mapped IPv6 is
+ * judged as the IPv4 address it carries; NAT64 and 6to4 addresses, which carry one too, are
+ * refused whole rather than unwrapped.
+ */
+export function isPublicAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '').split('%')[0]!;
+  if (!ipaddr.isValid(bare)) return false;
+  return ipaddr.process(bare).range() === 'unicast';
+}
+
+export type Resolution = { ok: true; address: string; family: 4 | 6 } | { ok: false; reason: 'dns' | 'address_refused' };
+
+/**
+ * The one address a delivery connects to: every address the name resolves to must be public
+ * (unless `allowPrivate`), so a name that answers with one public and one private address is
+ * refused rather than raced. The caller connects to exactly this address: a second lookup, which
+ * a rebinding DNS server could answer differently, never happens.
+ */
+export async function resolveTarget(hostname: string, allowPrivate: boolean): Promise<Resolution> {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  let found: { address: string; family: number }[];
+  try {
+    found = ipaddr.isValid(bare) ? [{ address: bare, family: bare.includes(':') ? 6 : 4 }] : await lookup(bare, { all: true, verbatim: true });
+  } catch {
+    return { ok: false, reason: 'dns' };
+  }
+  if (found.length === 0) return { ok: false, reason: 'dns' };
+  if (!allowPrivate && !found.every((entry) => isPublicAddress(entry.address))) return { ok: false, reason: 'address_refused' };
+  const first = found[0]!;
+  return { ok: true, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
