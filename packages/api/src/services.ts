@@ -109,6 +109,7 @@ export function createEngine(
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
     hideAddresses: addressFilterFor(settings, keyed),
     ...(toolSource === undefined ? {} : { toolSource }),
+    ...(settings.agentsMd ? { instructionsMaxBytes: settings.agentsMdMaxBytes } : {}),
   };
   return new AgentEngine(deps);
 }

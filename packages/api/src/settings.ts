@@ -221,6 +221,9 @@ const SPECS = {
   mcpConfigFile: spec('MCP_CONFIG_FILE', text, '', true),
   mcpIdleSeconds: spec('MCP_IDLE_SECONDS', decimal(0, 86_400 * 7, true), 300),
   mcpStartTimeoutSeconds: spec('MCP_START_TIMEOUT_SECONDS', decimal(0, 3600, true), 30),
+  agentsMd: spec('AGENTS_MD', boolean, true),
+  // At most 256 KiB: the file is read and counted with the tokenizer at the start of every run.
+  agentsMdMaxBytes: spec('AGENTS_MD_MAX_BYTES', integer(1, 262_144), 32_768),
 } satisfies Record<string, Spec<unknown>>;
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };

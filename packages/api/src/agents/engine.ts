@@ -12,6 +12,8 @@ import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
 import { emptyUsage } from './run-usage.js';
 import { thinking } from './events.js';
+import { findRepositoryInstructions, type RepositoryInstructions } from './repository-instructions.js';
+import { countTokens } from '../tokens/count.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
@@ -39,6 +41,8 @@ export interface EngineDeps {
   hideAddresses?: AddressFilter;
   /** Each run owner's further tools (MCP servers), asked at the start of every run; absent: none. */
   toolSource?: ToolSource;
+  /** AGENTS_MD_MAX_BYTES: the largest AGENTS.md put in an agent's system prompt; absent: AGENTS_MD=false, none is. */
+  instructionsMaxBytes?: number;
 }
 
 /**
@@ -112,10 +116,34 @@ export class AgentEngine {
    */
   async execute(task: AgentTask, context: RunContext): Promise<string> {
     const workingDir = this.workingDirectory(task.workingDir, context.workspace);
-    const extra = await this.extraTools(this.agent(task.agentType), task.mode, context);
-    const loop = this.loop(task, context, workingDir, extra);
+    const agent = this.agent(task.agentType);
+    const instructions = task.repositoryInstructions === false ? undefined : await this.repositoryInstructions(workingDir, task.model, context);
+    const extra = await this.extraTools(agent, task.mode, context);
+    const loop = this.loop(task, context, workingDir, extra, instructions);
     context.signal.throwIfAborted();
     return loop.run();
+  }
+
+  /**
+   * The AGENTS.md nearest the working directory, with a `thinking` event naming it, or saying why
+   * it is left out. One that would take more than a quarter of the model's window is left out too:
+   * it is sent with every request of the run, and would otherwise crowd out the code the agent reads.
+   */
+  private async repositoryInstructions(workingDir: string, model: string | undefined, context: RunContext): Promise<RepositoryInstructions | undefined> {
+    const maxBytes = this.deps.instructionsMaxBytes;
+    if (maxBytes === undefined) return undefined;
+    const found = await findRepositoryInstructions(workingDir, context.workspace, maxBytes);
+    if (found.kind === 'none') return undefined;
+    const notUsed = (reason: string): undefined => {
+      context.emit(thinking(`Repository instructions ${found.file} are not used: ${reason}.`));
+      return undefined;
+    };
+    if (found.kind === 'skipped') return notUsed(found.reason);
+    const window = this.deps.models.get(model).runtime.current().contextWindow;
+    const tokens = countTokens(found.text);
+    if (tokens > window / 4) return notUsed(`they take ${tokens} tokens, more than a quarter of the model's context window (${window} tokens)`);
+    context.emit(thinking(`Following the repository instructions in ${found.file} (${tokens} tokens).`));
+    return { file: found.file, text: found.text };
   }
 
   /**
@@ -136,8 +164,8 @@ export class AgentEngine {
 
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
-    const { agentType, prompt, workingDir, mode, streaming, model, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
-    const task = { agentType, prompt, workingDir, mode, streaming, ...(model === undefined ? {} : { model }) };
+    const { agentType, prompt, workingDir, mode, streaming, model, repositoryInstructions, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
+    const task = { agentType, prompt, workingDir, mode, streaming, ...(model === undefined ? {} : { model }), ...(repositoryInstructions === undefined ? {} : { repositoryInstructions }) };
     return { text: await this.execute(task, { ...context, owner, workspace, emit, usage }), usage };
   }
 
@@ -156,7 +184,7 @@ export class AgentEngine {
     return set;
   }
 
-  private loop(task: AgentTask, context: RunContext, workingDir: string, extra: readonly Tool[] = []): RunLoop {
+  private loop(task: AgentTask, context: RunContext, workingDir: string, extra: readonly Tool[] = [], instructions?: RepositoryInstructions): RunLoop {
     const agent = this.agent(task.agentType);
     const base = this.toolSetOf(agent, task.mode);
     const model = this.deps.models.get(task.model);
@@ -168,6 +196,7 @@ export class AgentEngine {
       toolSet: extra.length === 0 ? base : toolSet(new Map([...base.tools, ...extra.map((tool) => [tool.name, tool] as const)])),
       emit: context.emit,
       usage: context.usage,
+      ...(instructions ? { instructions } : {}),
       ...(context.afterModelCall ? { afterModelCall: context.afterModelCall } : {}),
       toolContext: {
         workingDir,

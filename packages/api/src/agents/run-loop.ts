@@ -26,6 +26,7 @@ import type { AgentDefinition } from './definitions.js';
 import { thinking } from './events.js';
 import { rePrompt, systemPrompt } from './prompts.js';
 import { executeToolCall } from './tool-executor.js';
+import type { RepositoryInstructions } from './repository-instructions.js';
 
 export const MAX_RE_PROMPTS = 2;
 
@@ -71,6 +72,8 @@ export interface LoopInput {
   usage: RunUsage;
   /** RunContext's: awaited after each model call. */
   afterModelCall?: () => Promise<void>;
+  /** The repository's AGENTS.md, put in the system prompt (and so counted in every request). */
+  instructions?: RepositoryInstructions;
 }
 
 export class StepLimitError extends Error {
@@ -110,7 +113,10 @@ export class RunLoop {
     this.specs = input.toolSet.specs;
     const system = (toolsAsText?: string): ChatMessage => ({
       role: 'system',
-      content: systemPrompt(input.agent.name, input.toolContext.workingDir, input.mode, toolsAsText),
+      content: systemPrompt(input.agent.name, input.toolContext.workingDir, input.mode, {
+        ...(toolsAsText === undefined ? {} : { toolsAsText }),
+        ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
+      }),
     });
     this.systems = { native: system(), text: system(input.toolSet.asText) };
     this.messages = [this.systems.native, { role: 'user', content: input.prompt }];
