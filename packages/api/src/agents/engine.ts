@@ -6,14 +6,16 @@ import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { Tool, ToolSettings, ToolSource } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
-import type { ModelCatalogue } from '../model/index.js';
+import { describeTool, type ModelCatalogue } from '../model/index.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
-import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
+import { RunLoop, toolSet, withTools, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
 import { emptyUsage } from './run-usage.js';
 import { thinking } from './events.js';
 import { findRepositoryInstructions, type RepositoryInstructions } from './repository-instructions.js';
 import { countTokens } from '../tokens/count.js';
+import { ContextBudget } from './context-window.js';
+import { TOOL_SEARCH } from './tool-search.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
@@ -59,6 +61,15 @@ export interface RunResult {
 }
 
 const ignore = (): void => undefined;
+
+/** What a run adds to its agent's own tools and prompt. */
+interface LoopExtras {
+  /** Offered one by one (the owner's MCP tools). */
+  tools?: readonly Tool[];
+  instructions?: RepositoryInstructions;
+  /** Found and loaded through `mcp_tools` instead. */
+  deferred?: { tools: readonly Tool[]; budgetTokens: number };
+}
 
 /** Whom a run outside RunService acts for: local mode's one user (users/user-directory.ts). */
 const LOCAL_OWNER = 'local';
@@ -118,8 +129,8 @@ export class AgentEngine {
     const workingDir = this.workingDirectory(task.workingDir, context.workspace);
     const agent = this.agent(task.agentType);
     const instructions = task.repositoryInstructions === false ? undefined : await this.repositoryInstructions(workingDir, task.model, context);
-    const extra = await this.extraTools(agent, task.mode, context);
-    const loop = this.loop(task, context, workingDir, extra, instructions);
+    const mcp = this.offerOrDefer(await this.extraTools(agent, task.mode, context), task.model, context);
+    const loop = this.loop(task, context, workingDir, { ...mcp, ...(instructions ? { instructions } : {}) });
     context.signal.throwIfAborted();
     return loop.run();
   }
@@ -144,6 +155,27 @@ export class AgentEngine {
     if (tokens > window / 4) return notUsed(`they take ${tokens} tokens, more than a quarter of the model's context window (${window} tokens)`);
     context.emit(thinking(`Following the repository instructions in ${found.file} (${tokens} tokens).`));
     return { file: found.file, text: found.text };
+  }
+
+  /**
+   * The owner's MCP tools offered one by one, or, when their definitions would take more than a
+   * quarter of the model's window (TEAMS.md section 12), none of them but `mcp_tools`, which finds
+   * and loads them by what they do: a small local model's window is not spent on definitions of
+   * tools the run never calls.
+   */
+  private offerOrDefer(tools: readonly Tool[], model: string | undefined, context: RunContext): LoopExtras {
+    if (tools.length === 0) return {};
+    const window = this.deps.models.get(model).runtime.current().contextWindow;
+    const budgetTokens = Math.floor(window / 4);
+    const tokens = new ContextBudget().toolTokens(tools.map(describeTool));
+    if (tokens <= budgetTokens) return { tools };
+    context.emit(
+      thinking(
+        `The definitions of ${tools.length} MCP tools would take ${tokens} tokens, more than a quarter of the model's context window (${window} tokens): ` +
+          `the agent finds and loads the ones it needs with ${TOOL_SEARCH}.`,
+      ),
+    );
+    return { deferred: { tools, budgetTokens } };
   }
 
   /**
@@ -184,19 +216,21 @@ export class AgentEngine {
     return set;
   }
 
-  private loop(task: AgentTask, context: RunContext, workingDir: string, extra: readonly Tool[] = [], instructions?: RepositoryInstructions): RunLoop {
+  private loop(task: AgentTask, context: RunContext, workingDir: string, extras: LoopExtras = {}): RunLoop {
     const agent = this.agent(task.agentType);
     const base = this.toolSetOf(agent, task.mode);
+    const { tools: extra = [], instructions, deferred } = extras;
     const model = this.deps.models.get(task.model);
     return new RunLoop(model.client, model.runtime, this.deps.limits, {
       agent,
       prompt: task.prompt,
       mode: task.mode,
       streaming: task.streaming,
-      toolSet: extra.length === 0 ? base : toolSet(new Map([...base.tools, ...extra.map((tool) => [tool.name, tool] as const)])),
+      toolSet: withTools(base, extra),
       emit: context.emit,
       usage: context.usage,
       ...(instructions ? { instructions } : {}),
+      ...(deferred ? { deferredTools: deferred } : {}),
       ...(context.afterModelCall ? { afterModelCall: context.afterModelCall } : {}),
       toolContext: {
         workingDir,
