@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { openCheckedForReading } from '../tools/checked-open.js';
-import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
+import { PathHiddenError, PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { errorMessage } from '../util/error-message.js';
 import { readOpenRegularFile } from '../util/regular-file.js';
 
@@ -65,14 +65,15 @@ export async function findRepositoryInstructions(workingDir: string, workspace: 
 
 async function judge(path: string, file: string, isLink: boolean, workspace: PathSandbox, maxBytes: number): Promise<InstructionsLookup> {
   const skipped = (reason: string): InstructionsLookup => ({ kind: 'skipped', file, reason });
-  let real = path;
-  if (isLink) {
-    try {
-      real = workspace.resolve(path, dirname(path));
-    } catch (error) {
-      if (error instanceof PathOutsideError) return skipped('it is a symbolic link to a path outside the workspace');
-      throw error;
-    }
+  // Resolved and checked as a tool's path is: a link must stay inside the workspace, and neither a
+  // link nor another name of a file (a hard link) may show the service's own `.env` to the model.
+  let real: string;
+  try {
+    real = workspace.resolve(path, dirname(path));
+  } catch (error) {
+    if (error instanceof PathHiddenError) return skipped("it is one of the service's own files, hidden from agents");
+    if (error instanceof PathOutsideError) return skipped(isLink ? 'it is a symbolic link to a path outside the workspace' : 'it is outside the workspace');
+    throw error;
   }
   // Looked at before it is opened: opening a device can do something of its own.
   let target;

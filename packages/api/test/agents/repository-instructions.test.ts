@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -151,6 +151,22 @@ describe('AGENTS.md', () => {
       expect(said[0]).toMatch(/^Repository instructions AGENTS\.md are not used: /);
       expect(said[0]).toMatch(reason);
     });
+  });
+
+  it("never shows the service's own .env, through a hard link or a symbolic link", async () => {
+    const { t, address } = await start();
+    const secret = 'LLM_API_KEY=sk-the-service-secret';
+    writeFileSync(join(t.workdir, '.env'), `${secret}\n`);
+    mkdirSync(join(t.workdir, 'hard'));
+    linkSync(join(t.workdir, '.env'), join(t.workdir, 'hard', 'AGENTS.md'));
+    mkdirSync(join(t.workdir, 'soft'));
+    symlinkSync('../.env', join(t.workdir, 'soft', 'AGENTS.md'));
+    for (const dir of ['hard', 'soft']) {
+      const { run, events, system } = await explore(address, dir);
+      expect(run.status).toBe('succeeded');
+      expect(system).not.toContain(secret);
+      expect(thinkingTexts(events)).toEqual(["Repository instructions AGENTS.md are not used: it is one of the service's own files, hidden from agents."]);
+    }
   });
 
   it('takes AGENTS_MD_MAX_BYTES', async () => {
