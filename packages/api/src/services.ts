@@ -113,6 +113,7 @@ export function createEngine(
     approvalRules: new ApprovalRuleSet(settings.approvalRules),
     hideAddresses: addressFilterFor(settings, keyed),
     ...(toolSource === undefined ? {} : { toolSource: observeToolSource(toolSource, metrics) }),
+    ...(settings.agentsMd ? { instructionsMaxBytes: settings.agentsMdMaxBytes } : {}),
   };
   return new AgentEngine(deps);
 }

@@ -225,6 +225,9 @@ const SPECS = {
   webhookAllowPrivate: spec('WEBHOOK_ALLOW_PRIVATE', boolean, false),
   // The first retry's delay; each next one doubles it, up to an hour, for 24 h.
   webhookRetryBaseSeconds: spec('WEBHOOK_RETRY_BASE_SECONDS', decimal(0.01, 3600), 30),
+  agentsMd: spec('AGENTS_MD', boolean, true),
+  // At most 256 KiB: the file is read and counted with the tokenizer at the start of every run.
+  agentsMdMaxBytes: spec('AGENTS_MD_MAX_BYTES', integer(1, 262_144), 32_768),
 } satisfies Record<string, Spec<unknown>>;
 
 type Raw = { [K in keyof typeof SPECS]: (typeof SPECS)[K] extends Spec<infer T> ? T : never };

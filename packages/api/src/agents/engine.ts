@@ -6,12 +6,16 @@ import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { Tool, ToolSettings, ToolSource } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
-import type { ModelCatalogue } from '../model/index.js';
+import { describeTool, type ModelCatalogue } from '../model/index.js';
 import { findAgent, type AgentDefinition } from './definitions.js';
-import { RunLoop, toolSet, type RunLimits, type ToolSet } from './run-loop.js';
+import { RunLoop, toolSet, withTools, type RunLimits, type ToolSet } from './run-loop.js';
 import type { AgentTask, RunContext } from './run-context.js';
 import { emptyUsage } from './run-usage.js';
 import { thinking } from './events.js';
+import { findRepositoryInstructions, type RepositoryInstructions } from './repository-instructions.js';
+import { countTokens } from '../tokens/count.js';
+import { ContextBudget } from './context-window.js';
+import { TOOL_SEARCH } from './tool-search.js';
 import type { AddressFilter } from '../util/address-hiding.js';
 
 export class WorkingDirectoryError extends BadRequestError {
@@ -39,6 +43,8 @@ export interface EngineDeps {
   hideAddresses?: AddressFilter;
   /** Each run owner's further tools (MCP servers), asked at the start of every run; absent: none. */
   toolSource?: ToolSource;
+  /** AGENTS_MD_MAX_BYTES: the largest AGENTS.md put in an agent's system prompt; absent: AGENTS_MD=false, none is. */
+  instructionsMaxBytes?: number;
 }
 
 /**
@@ -55,6 +61,15 @@ export interface RunResult {
 }
 
 const ignore = (): void => undefined;
+
+/** What a run adds to its agent's own tools and prompt. */
+interface LoopExtras {
+  /** Offered one by one (the owner's MCP tools). */
+  tools?: readonly Tool[];
+  instructions?: RepositoryInstructions;
+  /** Found and loaded through `mcp_tools` instead. */
+  deferred?: { tools: readonly Tool[]; budgetTokens: number };
+}
 
 /** Whom a run outside RunService acts for: local mode's one user (users/user-directory.ts). */
 const LOCAL_OWNER = 'local';
@@ -112,10 +127,55 @@ export class AgentEngine {
    */
   async execute(task: AgentTask, context: RunContext): Promise<string> {
     const workingDir = this.workingDirectory(task.workingDir, context.workspace);
-    const extra = await this.extraTools(this.agent(task.agentType), task.mode, context);
-    const loop = this.loop(task, context, workingDir, extra);
+    const agent = this.agent(task.agentType);
+    const instructions = task.repositoryInstructions === false ? undefined : await this.repositoryInstructions(workingDir, task.model, context);
+    const mcp = this.offerOrDefer(await this.extraTools(agent, task.mode, context), task.model, context);
+    const loop = this.loop(task, context, workingDir, { ...mcp, ...(instructions ? { instructions } : {}) });
     context.signal.throwIfAborted();
     return loop.run();
+  }
+
+  /**
+   * The AGENTS.md nearest the working directory, with a `thinking` event naming it, or saying why
+   * it is left out. One that would take more than a quarter of the model's window is left out too:
+   * it is sent with every request of the run, and would otherwise crowd out the code the agent reads.
+   */
+  private async repositoryInstructions(workingDir: string, model: string | undefined, context: RunContext): Promise<RepositoryInstructions | undefined> {
+    const maxBytes = this.deps.instructionsMaxBytes;
+    if (maxBytes === undefined) return undefined;
+    const found = await findRepositoryInstructions(workingDir, context.workspace, maxBytes);
+    if (found.kind === 'none') return undefined;
+    const notUsed = (reason: string): undefined => {
+      context.emit(thinking(`Repository instructions ${found.file} are not used: ${reason}.`));
+      return undefined;
+    };
+    if (found.kind === 'skipped') return notUsed(found.reason);
+    const window = this.deps.models.get(model).runtime.current().contextWindow;
+    const tokens = countTokens(found.text);
+    if (tokens > window / 4) return notUsed(`they take ${tokens} tokens, more than a quarter of the model's context window (${window} tokens)`);
+    context.emit(thinking(`Following the repository instructions in ${found.file} (${tokens} tokens).`));
+    return { file: found.file, text: found.text };
+  }
+
+  /**
+   * The owner's MCP tools offered one by one, or, when their definitions would take more than a
+   * quarter of the model's window (TEAMS.md section 12), none of them but `mcp_tools`, which finds
+   * and loads them by what they do: a small local model's window is not spent on definitions of
+   * tools the run never calls.
+   */
+  private offerOrDefer(tools: readonly Tool[], model: string | undefined, context: RunContext): LoopExtras {
+    if (tools.length === 0) return {};
+    const window = this.deps.models.get(model).runtime.current().contextWindow;
+    const budgetTokens = Math.floor(window / 4);
+    const tokens = new ContextBudget().toolTokens(tools.map(describeTool));
+    if (tokens <= budgetTokens) return { tools };
+    context.emit(
+      thinking(
+        `The definitions of ${tools.length} MCP tools would take ${tokens} tokens, more than a quarter of the model's context window (${window} tokens): ` +
+          `the agent finds and loads the ones it needs with ${TOOL_SEARCH}.`,
+      ),
+    );
+    return { deferred: { tools, budgetTokens } };
   }
 
   /**
@@ -136,8 +196,8 @@ export class AgentEngine {
 
   /** The final answer and what the run cost: model calls, tool calls and tokens, sub-agents included. */
   async runWithUsage(options: RunOptions): Promise<RunResult> {
-    const { agentType, prompt, workingDir, mode, streaming, model, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
-    const task = { agentType, prompt, workingDir, mode, streaming, ...(model === undefined ? {} : { model }) };
+    const { agentType, prompt, workingDir, mode, streaming, model, repositoryInstructions, emit = ignore, usage = emptyUsage(), owner = LOCAL_OWNER, workspace = this.deps.sandbox, ...context } = options;
+    const task = { agentType, prompt, workingDir, mode, streaming, ...(model === undefined ? {} : { model }), ...(repositoryInstructions === undefined ? {} : { repositoryInstructions }) };
     return { text: await this.execute(task, { ...context, owner, workspace, emit, usage }), usage };
   }
 
@@ -156,18 +216,21 @@ export class AgentEngine {
     return set;
   }
 
-  private loop(task: AgentTask, context: RunContext, workingDir: string, extra: readonly Tool[] = []): RunLoop {
+  private loop(task: AgentTask, context: RunContext, workingDir: string, extras: LoopExtras = {}): RunLoop {
     const agent = this.agent(task.agentType);
     const base = this.toolSetOf(agent, task.mode);
+    const { tools: extra = [], instructions, deferred } = extras;
     const model = this.deps.models.get(task.model);
     return new RunLoop(model.client, model.runtime, this.deps.limits, {
       agent,
       prompt: task.prompt,
       mode: task.mode,
       streaming: task.streaming,
-      toolSet: extra.length === 0 ? base : toolSet(new Map([...base.tools, ...extra.map((tool) => [tool.name, tool] as const)])),
+      toolSet: withTools(base, extra),
       emit: context.emit,
       usage: context.usage,
+      ...(instructions ? { instructions } : {}),
+      ...(deferred ? { deferredTools: deferred } : {}),
       ...(context.afterModelCall ? { afterModelCall: context.afterModelCall } : {}),
       toolContext: {
         workingDir,

@@ -1,4 +1,5 @@
 import type { PermissionMode } from '@mada/protocol';
+import { instructionsSection, type RepositoryInstructions } from './repository-instructions.js';
 
 /** The rules every agent works under: use tools before answering, never invent file contents. */
 const GROUND_RULES = (workingDir: string): string => `Working directory: ${workingDir}
@@ -36,9 +37,21 @@ End your final answer with a section "## Summary" containing:
 
 export type AgentName = keyof typeof ROLES;
 
-/** `toolsAsText`: the tool descriptions for a model without native tool calls. */
-export function systemPrompt(agent: AgentName, workingDir: string, mode: PermissionMode, toolsAsText?: string): string {
-  return [ROLES[agent], GROUND_RULES(workingDir), ...(mode === 'plan' ? [PLAN_MODE] : []), ...(toolsAsText === undefined ? [] : [toolsAsText])].join('\n\n');
+export interface PromptExtras {
+  /** The tool descriptions for a model without native tool calls. */
+  toolsAsText?: string;
+  /** The repository's AGENTS.md: after the rules, marked as the repository's text. */
+  instructions?: RepositoryInstructions;
+}
+
+export function systemPrompt(agent: AgentName, workingDir: string, mode: PermissionMode, extras: PromptExtras = {}): string {
+  return [
+    ROLES[agent],
+    GROUND_RULES(workingDir),
+    ...(mode === 'plan' ? [PLAN_MODE] : []),
+    ...(extras.instructions === undefined ? [] : [instructionsSection(extras.instructions)]),
+    ...(extras.toolsAsText === undefined ? [] : [extras.toolsAsText]),
+  ].join('\n\n');
 }
 
 /** Sent to `task` when it answered without calling any tool (at most twice). */

@@ -44,6 +44,11 @@ export interface AgentTask {
   streaming: boolean;
   /** A configured model (LLM_MODELS); absent: LLM_MODEL. Its sub-agents use the same. */
   model?: string;
+  /**
+   * false: no AGENTS.md in the system prompt (a conversation's summary, which reads no code and
+   * whose prompt room is counted without it). Absent: the one nearest the working directory.
+   */
+  repositoryInstructions?: boolean;
 }
 
 /** Turns a user into the workspace their runs act in (workspaces.ts, over the user directory). */

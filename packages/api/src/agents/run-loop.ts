@@ -26,6 +26,8 @@ import type { AgentDefinition } from './definitions.js';
 import { thinking } from './events.js';
 import { rePrompt, systemPrompt } from './prompts.js';
 import { executeToolCall } from './tool-executor.js';
+import type { RepositoryInstructions } from './repository-instructions.js';
+import { toolSearch } from './tool-search.js';
 
 export const MAX_RE_PROMPTS = 2;
 
@@ -57,6 +59,10 @@ export function toolSet(tools: ReadonlyMap<string, Tool>): ToolSet {
   return { tools, specs, asText: describeToolsAsText(specs) };
 }
 
+/** `set` with `more` added (a tool of a name already there replaces it). */
+export const withTools = (set: ToolSet, more: readonly Tool[]): ToolSet =>
+  more.length === 0 ? set : toolSet(new Map([...set.tools, ...more.map((tool) => [tool.name, tool] as const)]));
+
 export interface LoopInput {
   agent: AgentDefinition;
   prompt: string;
@@ -71,6 +77,14 @@ export interface LoopInput {
   usage: RunUsage;
   /** RunContext's: awaited after each model call. */
   afterModelCall?: () => Promise<void>;
+  /** The repository's AGENTS.md, put in the system prompt (and so counted in every request). */
+  instructions?: RepositoryInstructions;
+  /**
+   * MCP tools not offered one by one (their definitions would take too much of the window): the
+   * run gets `mcp_tools` to find them, and those it finds join its tools for the rest of the run,
+   * within `budgetTokens` of definitions.
+   */
+  deferredTools?: { tools: readonly Tool[]; budgetTokens: number };
 }
 
 export class StepLimitError extends Error {
@@ -95,8 +109,10 @@ interface Prepared {
 /** The agent loop, shared by every agent: model call, tool calls, results back, repeat. */
 export class RunLoop {
   private readonly messages: ChatMessage[];
-  private readonly specs: readonly ToolDefinition[];
-  private readonly systems: Record<ToolCallMode, ChatMessage>;
+  /** The run's tools: the agent's, and any `mcp_tools` loads as the run goes. */
+  private tools: ToolSet;
+  private specs: readonly ToolDefinition[];
+  private systems: Record<ToolCallMode, ChatMessage>;
   private readonly budget = new ContextBudget();
   private toolsUsed = 0;
   private rePrompts = 0;
@@ -107,13 +123,32 @@ export class RunLoop {
     private readonly limits: RunLimits,
     private readonly input: LoopInput,
   ) {
-    this.specs = input.toolSet.specs;
+    const deferred = input.deferredTools;
+    this.tools =
+      deferred === undefined || deferred.tools.length === 0
+        ? input.toolSet
+        : withTools(input.toolSet, [toolSearch(deferred.tools, deferred.budgetTokens, (found) => this.load(found))]);
+    this.specs = this.tools.specs;
+    this.systems = this.systemsFor(this.tools);
+    this.messages = [this.systems.native, { role: 'user', content: input.prompt }];
+  }
+
+  private systemsFor(tools: ToolSet): Record<ToolCallMode, ChatMessage> {
     const system = (toolsAsText?: string): ChatMessage => ({
       role: 'system',
-      content: systemPrompt(input.agent.name, input.toolContext.workingDir, input.mode, toolsAsText),
+      content: systemPrompt(this.input.agent.name, this.input.toolContext.workingDir, this.input.mode, {
+        ...(toolsAsText === undefined ? {} : { toolsAsText }),
+        ...(this.input.instructions === undefined ? {} : { instructions: this.input.instructions }),
+      }),
     });
-    this.systems = { native: system(), text: system(input.toolSet.asText) };
-    this.messages = [this.systems.native, { role: 'user', content: input.prompt }];
+    return { native: system(), text: system(tools.asText) };
+  }
+
+  /** Tools `mcp_tools` found: offered from the next request on, natively or in the system prompt. */
+  private load(found: readonly Tool[]): void {
+    this.tools = withTools(this.tools, found);
+    this.specs = this.tools.specs;
+    this.systems = this.systemsFor(this.tools);
   }
 
   get toolCallCount(): number {
@@ -145,7 +180,7 @@ export class RunLoop {
           continue;
         }
         const content = await executeToolCall(call, {
-          tools: this.input.toolSet.tools,
+          tools: this.tools.tools,
           mode: this.input.mode,
           toolContext: this.input.toolContext,
           timeoutSeconds: this.limits.toolTimeoutSeconds,
@@ -226,7 +261,7 @@ export class RunLoop {
   /** Calls written as text count when the model sent no structured ones; reasoning is never the answer. */
   private recognise(turn: Turn): Turn {
     if (turn.toolCalls.length > 0) return { text: stripThinking(turn.text), toolCalls: turn.toolCalls };
-    const found = extractTextToolCalls(turn.text, this.input.toolSet.tools.keys());
+    const found = extractTextToolCalls(turn.text, this.tools.tools.keys());
     return { text: found.text, toolCalls: found.calls.map(withBoundedArguments) };
   }
 

@@ -65,7 +65,7 @@ function summarizer(engine: AgentEngine, context: RunContext, workingDir: string
   const { owner, workspace, signal, usage, log, afterModelCall } = context;
   const summarizing = { owner, workspace, signal, usage, ...(log ? { log } : {}), ...(afterModelCall ? { afterModelCall } : {}), emit: () => undefined };
   // Written by the turn's model, so what it keeps is cut to that model's window.
-  const task = { agentType: 'explore', mode: 'plan' as const, workingDir, streaming: false, ...(model ? { model } : {}) };
+  const task = { agentType: 'explore', mode: 'plan' as const, workingDir, streaming: false, repositoryInstructions: false, ...(model ? { model } : {}) };
   return {
     room: () => engine.promptRoom('explore', 'plan', workingDir, model),
     window: () => engine.contextWindow(model),
