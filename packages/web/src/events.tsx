@@ -2,20 +2,17 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useRef, useState } from 'react';
 import type { RunEvent } from '@mada/protocol';
 import { describeCall, exactText } from '@mada/protocol/browser';
-
-export interface Numbered {
-  id: number;
-  event: RunEvent;
-}
+import { appendEvent, type EventRow } from './rows.js';
 
 /**
  * A run's events from GET /runs/{id}/events: the stored ones, then live ones, one code path for
  * both. EventSource sends Last-Event-ID when it reconnects, and an event whose id was seen is
  * dropped, so a dropped connection shows each event once. A replay of thousands of events arrives
- * in a burst: they are gathered and handed to React once per frame, not once per event.
+ * in a burst: they are gathered and handed to React once per frame, not once per event. The
+ * text frames of one answer become one row (rows.ts), the same way live and on replay.
  */
-export function useRunEvents(runId: string, onEvents: () => void): { events: Numbered[]; ended: boolean } {
-  const [events, setEvents] = useState<Numbered[]>([]);
+export function useRunEvents(runId: string, onEvents: () => void): { events: EventRow[]; ended: boolean } {
+  const [events, setEvents] = useState<EventRow[]>([]);
   const [ended, setEnded] = useState(false);
   // A new callback each render must not reopen the stream: the stream calls the latest one.
   const latest = useRef(onEvents);
@@ -23,7 +20,7 @@ export function useRunEvents(runId: string, onEvents: () => void): { events: Num
   useEffect(() => {
     setEvents([]);
     setEnded(false);
-    const seen: Numbered[] = [];
+    const seen: EventRow[] = [];
     let lastId = 0;
     let frame: number | null = null;
     const flush = (): void => {
@@ -37,7 +34,7 @@ export function useRunEvents(runId: string, onEvents: () => void): { events: Num
       if (!(id > lastId)) return;
       lastId = id;
       const event = JSON.parse(message.data) as RunEvent;
-      seen.push({ id, event });
+      appendEvent(seen, id, event);
       frame ??= requestAnimationFrame(flush);
       // The service closes the stream after the last event; EventSource would open it again.
       if (event.event === 'done' || event.event === 'error') {
@@ -109,20 +106,23 @@ const FOLLOW_SLACK = 48;
  * 10,000 events scrolls as smoothly as one of ten. Rows are measured as they render, so a tool
  * call opened to show its arguments pushes the rows below it down.
  */
-export function EventList({ events, label }: { events: Numbered[]; label: string }) {
+export function EventList({ events, label }: { events: EventRow[]; label: string }) {
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
     count: events.length,
     getScrollElement: () => scroller.current,
     estimateSize: () => 36,
     overscan: 12,
-    getItemKey: (index) => events[index]!.id,
+    // A row keeps its first event's id as it grows, so React and the measured sizes follow it.
+    getItemKey: (index) => events[index]!.firstId,
   });
   // Following the run: while the reader is at the end, new events scroll into view.
+  // An answer's text grows its last row without adding one: its last event id says it changed.
   const following = useRef(true);
+  const newest = events.at(-1)?.lastId ?? 0;
   useEffect(() => {
     if (following.current && events.length > 0) virtualizer.scrollToIndex(events.length - 1, { align: 'end' });
-  }, [events.length, virtualizer]);
+  }, [newest, events.length, virtualizer]);
 
   return (
     <div
@@ -138,9 +138,16 @@ export function EventList({ events, label }: { events: Numbered[]; label: string
     >
       <ol className="events" style={{ height: virtualizer.getTotalSize() }}>
         {virtualizer.getVirtualItems().map((item) => {
-          const { id, event } = events[item.index]!;
+          const { firstId, lastId, event } = events[item.index]!;
           return (
-            <li key={item.key} data-index={item.index} data-event-id={id} ref={virtualizer.measureElement} style={{ transform: `translateY(${item.start}px)` }}>
+            <li
+              key={item.key}
+              data-index={item.index}
+              data-event-id={firstId}
+              data-last-event-id={lastId}
+              ref={virtualizer.measureElement}
+              style={{ transform: `translateY(${item.start}px)` }}
+            >
               <EventLine event={event} />
             </li>
           );

@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
+import { startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestApp, type TestApp } from '../../api/test/support/app.js';
 
 /** The system's Chromium (Debian `chromium`; .ci/run installs it): nothing is downloaded. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -50,9 +52,15 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
 }
 
-/** A new phone-size page signed in with `key`, on the Inbox. */
-export async function signedInPage(browser: Browser, address: string, key: string): Promise<Awaited<ReturnType<typeof phonePage>>> {
+/** A new phone-size page signed in with `key`, on the Inbox; `prepare` sees the page before it opens. */
+export async function signedInPage(
+  browser: Browser,
+  address: string,
+  key: string,
+  prepare?: (page: Page) => Promise<void>,
+): Promise<Awaited<ReturnType<typeof phonePage>>> {
   const opened = await phonePage(browser);
+  await prepare?.(opened.page);
   await opened.page.goto(`${address}/app/`);
   await opened.page.getByLabel('API key').fill(key);
   await opened.page.getByRole('button', { name: 'Sign in' }).click();
@@ -63,4 +71,44 @@ export async function signedInPage(browser: Browser, address: string, key: strin
 /** Nothing wider than the phone's screen: no view scrolls sideways. */
 export async function fitsThePhone(page: Page): Promise<boolean> {
   return ((await page.evaluate('document.documentElement.scrollWidth')) as number) <= PHONE.width;
+}
+
+/** The console built into a directory of its own, served by a real service with the scripted model, and Chromium. */
+export interface ConsoleService {
+  model: ScriptedModel;
+  app: TestApp;
+  /** The service's address on loopback, `http://127.0.0.1:port`. */
+  address: string;
+  consoleDir: string;
+  browser: Browser;
+  /** Stops all of it and removes the built console. */
+  close(): Promise<void>;
+}
+
+/** Builds the console and starts a service (with `adminKey` as root's key, no rate limit) and Chromium. */
+export async function startConsoleService(adminKey: string, env: Record<string, string> = {}): Promise<ConsoleService> {
+  const consoleDir = buildConsole();
+  let model: ScriptedModel | undefined;
+  let app: TestApp | undefined;
+  let browser: Browser | undefined;
+  const close = async (): Promise<void> => {
+    await browser?.close();
+    await app?.close();
+    await model?.close();
+    rmSync(consoleDir, { recursive: true, force: true });
+  };
+  try {
+    model = await startScriptedModel();
+    app = await createTestApp({
+      model: { url: model.url },
+      consoleDir,
+      env: { API_KEYS: `root:${adminKey}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0', ...env },
+    });
+    const address = await app.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await launchChromium();
+    return { model, app, address, consoleDir, browser, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

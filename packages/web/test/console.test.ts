@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../api/test/support/app.js';
 import { createTestDatabase, type TestDatabase } from '../../api/test/support/databases.js';
 import { until } from '../../api/test/support/until.js';
-import { buildConsole, launchChromium, phonePage, PHONE, seriousViolations } from './browser.js';
+import { phonePage, PHONE, seriousViolations, signedInPage, startConsoleService, type ConsoleService } from './browser.js';
 
 /**
  * The console in a real browser (the system's headless Chromium) against the real service on
@@ -32,6 +32,7 @@ const RECORD_NOTIFICATIONS = `
 const ADMIN_KEY = 'root-key-7f3a9c20e4b1';
 
 describe('the console in a browser', () => {
+  let service: ConsoleService;
   let model: ScriptedModel;
   let t: TestApp;
   let address: string;
@@ -62,31 +63,15 @@ describe('the console in a browser', () => {
     const user = `alice-${randomUUID().slice(0, 8)}`;
     await api('POST', '/users', { id: user });
     const key = (await api('POST', `/users/${user}/keys`, { name: 'phone' })).key as string;
-    const opened = await phonePage(browser);
-    await opened.page.goto(`${address}/app/`);
-    await opened.page.getByLabel('API key').fill(key);
-    await opened.page.getByRole('button', { name: 'Sign in' }).click();
-    await opened.page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    const opened = await signedInPage(browser, address, key);
     return { ...opened, key };
   }
 
   beforeAll(async () => {
-    consoleDir = buildConsole();
-    model = await startScriptedModel();
-    t = await createTestApp({
-      model: { url: model.url },
-      consoleDir,
-      env: { API_KEYS: `root:${ADMIN_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' },
-    });
-    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
+    service = await startConsoleService(ADMIN_KEY);
+    ({ model, app: t, address, consoleDir, browser } = service);
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await model?.close();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
-  });
+  afterAll(() => service?.close());
 
   it('signs in with a stored key, shows an approval at phone size, and approving it lets the run finish', async () => {
     // A stored user's key, as an admin hands it out (a fresh user each attempt: vitest retries once).
@@ -197,14 +182,8 @@ describe('the console in a browser', () => {
   }
 
   /** Signs in with the key on a new phone-size page of the service at `here`. */
-  async function signInAt(here: string, key: string, prepare?: (page: Awaited<ReturnType<typeof phonePage>>['page']) => Promise<void>) {
-    const opened = await phonePage(browser);
-    await prepare?.(opened.page);
-    await opened.page.goto(`${here}/app/`);
-    await opened.page.getByLabel('API key').fill(key);
-    await opened.page.getByRole('button', { name: 'Sign in' }).click();
-    await opened.page.getByRole('heading', { name: 'Inbox' }).waitFor();
-    return opened.page;
+  async function signInAt(here: string, key: string, prepare?: (page: Page) => Promise<void>): Promise<Page> {
+    return (await signedInPage(browser, here, key, prepare)).page;
   }
 
   it('takes an approval answered elsewhere out of the Inbox at once, counts them in the title, notifies, and explains a 409', async () => {

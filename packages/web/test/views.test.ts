@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
-import type { Browser } from 'playwright-core';
+import { scripted, type ScriptedModel } from '@mada/testkit';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../api/test/support/app.js';
+import type { TestApp } from '../../api/test/support/app.js';
+import { deferred } from '../../api/test/support/quota-client.js';
 import { until } from '../../api/test/support/until.js';
-import { buildConsole, fitsThePhone, launchChromium, seriousViolations, signedInPage } from './browser.js';
+import { fitsThePhone, seriousViolations, signedInPage, startConsoleService, type ConsoleService } from './browser.js';
 
 /**
  * The console's run page (its answer, its diff, Revert), conversations and account, in the
@@ -20,10 +21,10 @@ const ADMIN_KEY = 'root-key-5b1e07d9a3c6';
 const LOOK = scripted.toolCalls({ name: 'glob_files', arguments: { pattern: '*' } });
 
 describe('the console views in a browser', () => {
+  let service: ConsoleService;
   let model: ScriptedModel;
   let t: TestApp;
   let address: string;
-  let consoleDir: string;
   let browser: Browser;
 
   const call = async (method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; body: Record<string, unknown> }> => {
@@ -63,22 +64,10 @@ describe('the console views in a browser', () => {
   }
 
   beforeAll(async () => {
-    consoleDir = buildConsole();
-    model = await startScriptedModel();
-    t = await createTestApp({
-      model: { url: model.url },
-      consoleDir,
-      env: { API_KEYS: `root:${ADMIN_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' },
-    });
-    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
+    service = await startConsoleService(ADMIN_KEY);
+    ({ model, app: t, address, browser } = service);
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await model?.close();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
-  });
+  afterAll(() => service?.close());
 
   it("shows an edit's diff, explains the 409 of a file changed since, and Revert puts the file back on disk", async () => {
     const { key } = await newUser();
@@ -136,31 +125,93 @@ describe('the console views in a browser', () => {
     }
   }, 60_000);
 
-  it('keeps only the rows in view of a run of a thousand events in the page, and follows it to its end', async () => {
-    const { key } = await newUser();
-    // 15 answers of 32 calls the tool refuses at once (no such argument): two events each.
-    const refused = Array.from({ length: 32 }, (_, index) => ({ name: 'read_file', arguments: { nothing: index } }));
-    model.push(...Array.from({ length: 15 }, () => scripted.toolCalls(...refused)), scripted.text('All read.'));
-    const run = await endedRun(key, { agent_type: 'task', prompt: 'read a lot', working_dir: ownDir(), mode: 'auto_accept' });
-    expect(run.status).toBe('succeeded');
-    const total = run.last_event_id as number;
-    expect(total).toBeGreaterThan(960);
+  /**
+   * Every row of the list from top to bottom, as [first event id, last event id]: the list is
+   * virtualised, so it is scrolled through a screen at a time. Page-side code as text: the test
+   * files are typed for Node, not the DOM.
+   */
+  async function everyRow(page: Page, label: string): Promise<[number, number][]> {
+    return (await page.evaluate(`(async () => {
+      const box = document.querySelector('[aria-label="${label}"]');
+      const rows = new Map();
+      const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      box.scrollTop = 0;
+      for (;;) {
+        await frame();
+        for (const li of box.querySelectorAll('li[data-event-id]')) rows.set(Number(li.dataset.eventId), Number(li.dataset.lastEventId));
+        if (box.scrollTop + box.clientHeight >= box.scrollHeight - 1) break;
+        box.scrollTop += box.clientHeight;
+      }
+      return [...rows.entries()].sort((a, b) => a[0] - b[0]);
+    })()`)) as [number, number][];
+  }
 
-    const { page } = await signedInPage(browser, address, key);
-    await page.goto(`${address}/app/runs/${run.id as string}`);
-    const list = page.getByRole('region', { name: 'Events of the run' });
-    // The list follows the run down to its last event, which is in the page...
-    await list.locator(`li[data-event-id="${total}"]`).waitFor({ timeout: 15_000 });
-    const rows = await list.locator('li').count();
-    expect(rows).toBeGreaterThan(5);
-    expect(rows).toBeLessThan(100);
-    expect(await list.locator('li[data-event-id="1"]').count()).toBe(0);
-    // ...and the first one comes back when scrolled to.
-    await list.evaluate((box) => box.scrollTo({ top: 0 }));
-    await list.locator('li[data-event-id="1"]').waitFor();
-    expect(await list.locator(`li[data-event-id="${total}"]`).count()).toBe(0);
-    expect(await seriousViolations(page)).toEqual([]);
-  }, 90_000);
+  /** Rows that show the events 1..`total` each exactly once: no gap, no overlap. */
+  function coversOnce(rows: [number, number][], total: number): boolean {
+    return rows.every(([first, last], index) => first === (index === 0 ? 1 : rows[index - 1]![1] + 1) && last >= first) && rows.at(-1)?.[1] === total;
+  }
+
+  it('keeps only the rows in view of a run of a thousand events, shows each once after a reload mid-run, and its streamed answer as one row', async () => {
+    const { key } = await newUser();
+    // 15 answers of 32 calls the tool refuses at once (no such argument): two events each. Then an
+    // answer streamed in pieces further apart than the service's text frames (50 ms), each stored
+    // as an event of its own, held before its end. It starts after a pause: on a loaded machine
+    // the store may lag the tool calls, and pieces waiting for it are joined into one event.
+    const refused = Array.from({ length: 32 }, (_, index) => ({ name: 'read_file', arguments: { nothing: index } }));
+    const released = deferred();
+    const pieces = ['The ', 'answer ', 'comes ', 'in ', 'pieces'].flatMap((piece) => [piece, scripted.pause(300)]);
+    model.push(...Array.from({ length: 15 }, () => scripted.toolCalls(...refused)), scripted.chunks(scripted.pause(1500), ...pieces, scripted.until(released.promise), ', all of them.'));
+    const started = await call('POST', '/runs', { agent_type: 'task', prompt: 'read a lot', working_dir: ownDir(), mode: 'auto_accept' }, key);
+    const id = started.body.id as string;
+    try {
+      const { page } = await signedInPage(browser, address, key);
+      await page.goto(`${address}/app/runs/${id}`);
+      const list = page.getByRole('region', { name: 'Events of the run' });
+      // The list follows the run down to its answer, streamed so far as one row...
+      const answer = list.locator('li').filter({ hasText: 'The answer comes in pieces' });
+      await answer.waitFor({ timeout: 30_000 });
+      const mid = await call('GET', `/runs/${id}`, undefined, key);
+      expect(mid.body.status).toBe('running');
+      const stored = mid.body.last_event_id as number;
+      expect(stored).toBeGreaterThan(960);
+      expect(await answer.getAttribute('data-last-event-id')).toBe(String(stored));
+      // ...made of several stored events (a row per event before: the pieces are far enough apart
+      // to be stored apart, most of them even on a loaded machine).
+      const first = Number(await answer.getAttribute('data-event-id'));
+      expect(first).toBeLessThan(stored);
+      // Only the rows in view are in the page.
+      const inPage = await list.locator('li').count();
+      expect(inPage).toBeGreaterThan(5);
+      expect(inPage).toBeLessThan(100);
+      expect(await list.locator('li[data-event-id="1"]').count()).toBe(0);
+
+      // A reload mid-run replays the stored events: every one, each once, the answer one row.
+      await page.reload();
+      await answer.waitFor({ timeout: 15_000 });
+      const replayed = await everyRow(page, 'Events of the run');
+      expect(coversOnce(replayed, stored), JSON.stringify(replayed.slice(-3))).toBe(true);
+      // A row for each event before the answer, and one for all of it.
+      expect(replayed.length).toBe(first);
+      expect(replayed.at(-1)).toEqual([first, stored]);
+      expect(await seriousViolations(page)).toEqual([]);
+
+      // The rest of the answer arrives live and joins the same row; the list follows it again.
+      released.resolve();
+      await list.evaluate((box) => box.scrollTo({ top: box.scrollHeight }));
+      await list.locator('li').filter({ hasText: 'The answer comes in pieces, all of them.' }).waitFor({ timeout: 15_000 });
+      const ended = await until(
+        async () => (await call('GET', `/runs/${id}`, undefined, key)).body,
+        (run) => run.status !== 'running',
+        'the run to end',
+      );
+      expect(ended.status).toBe('succeeded');
+      const total = ended.last_event_id as number;
+      await list.locator(`li[data-event-id="${total}"]`).getByText('Done.').waitFor();
+      expect(coversOnce(await everyRow(page, 'Events of the run'), total)).toBe(true);
+    } finally {
+      released.resolve();
+    }
+  }, 120_000);
 
   it("renders a model's answer as markdown, and its <img onerror> and <script> never run", async () => {
     const { key } = await newUser();
