@@ -272,6 +272,12 @@ export class UserDirectory {
     return stored ? this.quotasFrom(stored) : this.defaults;
   }
 
+  /** Whether a stored user is disabled now (a configured one never is; an unknown one is refused elsewhere). */
+  async isDisabled(userId: string): Promise<boolean> {
+    if (this.configuredUser(userId)) return false;
+    return (await this.findStored(userId))?.disabled === true;
+  }
+
   usage(userId: string): Promise<UserUsage> {
     return this.options.store.usage(userId, startOfUtcDay(this.options.now()));
   }
