@@ -105,11 +105,14 @@ describe.skipIf(!TEST_DATABASE_URL)('keys across replicas on postgres', () => {
         mkdirSync(inner, { recursive: true });
         // A new user on A holding `outer`, and on B an existing user moved to `inner`, inside it.
         expect((await call(addressB, ROOT_KEY, 'POST', '/users', { id: `mover${round}` })).status).toBe(201);
-        const answers = await Promise.all([
-          call(addressA, ROOT_KEY, 'POST', '/users', { id: `outer${round}`, workspace_paths: [outer] }),
-          call(addressB, ROOT_KEY, 'PATCH', `/users/mover${round}`, { workspace_paths: [inner] }),
+        const read = async (answer: Promise<Response>) => {
+          const response = await answer;
+          return { status: response.status, body: (await response.json()) as { detail?: string } };
+        };
+        const [created, moved] = await Promise.all([
+          read(call(addressA, ROOT_KEY, 'POST', '/users', { id: `outer${round}`, workspace_paths: [outer] })),
+          read(call(addressB, ROOT_KEY, 'PATCH', `/users/mover${round}`, { workspace_paths: [inner] })),
         ]);
-        const [created, moved] = await Promise.all(answers.map(async (answer) => ({ status: answer.status, body: (await answer.json()) as { detail?: string } })));
         const refused = [created, moved].filter((answer) => answer.status === 409);
         expect(refused, JSON.stringify([created, moved])).toHaveLength(1);
         expect([created.status, moved.status]).toContain(created === refused[0] ? 200 : 201);
