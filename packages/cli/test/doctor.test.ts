@@ -89,7 +89,7 @@ describe('mada doctor', () => {
     try {
       const result = await runMada(['doctor', '-a', other.service.url], { home, timeoutMs: 30_000 });
       expect(check(result.stdout, 'model')).toMatch(/^✔ model {2}scripted-model \(a window of \d+ tokens\)$/);
-      expect(result.stdout).toContain("✗ model  qwen3:32b (one of LLM_MODELS) is not in the model runtime\n  fix: ollama pull qwen3:32b (or take it out of the service's LLM_MODELS)");
+      expect(result.stdout).toMatch(/^✗ model +qwen3:32b \(one of LLM_MODELS\) is not in the model runtime\n +fix: ollama pull qwen3:32b \(or take it out of the service's LLM_MODELS\)$/m);
       expect(result.code).toBe(1);
     } finally {
       await other.stop();
