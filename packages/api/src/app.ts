@@ -7,7 +7,7 @@ import pretty from 'pino-pretty';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { TooManyRequestsError } from './errors.js';
 import { httpProbe, type Probe } from './health/probes.js';
-import { runtimeProbes } from './health/runtime-probes.js';
+import { runtimeProbes, type RuntimeProbes } from './health/runtime-probes.js';
 import { locateProgram } from './tools/sandbox/exec/program-path.js';
 import { SandboxProbes } from './tools/sandbox/launcher.js';
 import type { ToolHost } from './tools/tool-host.js';
@@ -84,7 +84,7 @@ export interface AppDeps {
   /** Defaults to a pino logger at settings.logLevel that redacts credentials. */
   logger?: FastifyBaseLogger;
   /** Checks for GET /health beyond the database; defaults probe the configured runtimes. */
-  probes?: { dependencies?: Record<string, Probe>; facts?: () => Promise<Record<string, string>> };
+  probes?: { dependencies?: Record<string, Probe>; unlistedModels?: () => Promise<string[] | undefined>; facts?: () => Promise<Record<string, string>> };
   /** What the services found of this machine; absent: the app probes the sandbox for itself. */
   toolHost?: ToolHost;
   /** The instruments openServices made (its engine, model and tools report into them). */
@@ -130,9 +130,10 @@ function missingModels(models: ModelCatalogue, filter: AddressFilter): { name: s
 /** Idle keep-alive sockets and unfinished requests are checked this often (Node's default is 30 s). */
 const checkingIntervalMs = (settings: Settings): number => Math.min(30_000, Math.max(100, (settings.requestTimeoutSeconds * 1000) / 4));
 
-function defaultDependencies(settings: Settings): Record<string, Probe> {
+function defaultDependencies(settings: Settings, runtime: RuntimeProbes): Record<string, Probe> {
   return {
-    ...runtimeProbes(settings),
+    model_runtime: runtime.model_runtime,
+    model: runtime.model,
     search_engine: httpProbe(`${settings.searchEngineUrl}/healthz`),
   };
 }
@@ -226,10 +227,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   await registerOpenApi(app, VERSION, localMode, settings.llmModel);
 
+  // Given probes (tests) replace the runtime's; one listing answers `model` and names what it lacks.
+  const runtime = deps.probes?.dependencies === undefined ? runtimeProbes(settings) : undefined;
+  const unlistedModels = deps.probes?.unlistedModels ?? runtime?.unlisted;
   await app.register(healthRoutes, {
     version: VERSION,
     database: databaseProbe(deps.conversations),
-    dependencies: deps.probes?.dependencies ?? defaultDependencies(settings),
+    dependencies: deps.probes?.dependencies ?? defaultDependencies(settings, runtime!),
+    ...(unlistedModels === undefined ? {} : { unlistedModels }),
     facts: deps.probes?.facts ?? (() => sandboxFacts(settings, sandboxProbes)),
     ...(models === undefined ? {} : { model: () => toModelInfo(models.get().runtime.current()), missingModels: () => missingModels(models, filter) }),
     tenancy: () => deps.users.tenancy(),

@@ -240,6 +240,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     queue: new RunQueue({ maxConcurrent: settings.maxConcurrentRuns, maxPerUser: settings.maxRunsPerUser }),
     workspaces,
     quotasOf: (userId) => users.quotasOf(userId),
+    isDisabled: (userId) => users.isDisabled(userId),
     maxQueuedPerUser: settings.maxQueuedRunsPerUser,
     leaseMs: settings.runLeaseSeconds * 1000,
     retentionHours: settings.runRetentionHours,

@@ -84,9 +84,10 @@ describe('approvals in the client', () => {
     terminal.keys('Enter');
     await terminal.waitFor('Allow? [y]es / [n]o / [a]lways');
     const listed = await until(() => mada(['approvals']), (r) => r.stdout.includes('rm shared.txt'));
-    const id = /^([0-9a-f-]{36}) {2}bash: rm shared\.txt$/m.exec(listed.stdout)?.[1];
-    // The first 8 characters are enough, as `mada approvals` shows them.
-    const approved = await mada(['approve', id!.slice(0, 8)]);
+    // A unique prefix of 8 characters or more, as `mada runs` shows ids, taken back as it is shown.
+    const id = /^([0-9a-f-]{8,35}) {2}bash: rm shared\.txt$/m.exec(listed.stdout)?.[1];
+    expect(listed.stdout).toMatch(/^ {2}run [0-9a-f-]{8,35} · /m);
+    const approved = await mada(['approve', id!]);
     expect(approved).toMatchObject({ code: 0, stdout: 'Approved: bash: rm shared.txt\n' });
     // No key pressed in the chat: it notices by itself and the run goes on to its answer.
     await terminal.waitFor(/Answered elsewhere \(or it expired\)\.[\s\S]*Removed it\.[\s\S]*mada \[default\] ›/);
@@ -104,8 +105,9 @@ describe('approvals in the client', () => {
     const run = (await started.json()) as { id: string };
     const listed = await until(() => mada(['approvals']), (r) => r.stdout.includes('rm keep.txt'));
     expect(listed.code).toBe(0);
-    const id = /^([0-9a-f-]{36}) {2}bash: rm keep\.txt$/m.exec(listed.stdout)?.[1];
+    const id = /^([0-9a-f-]{8,35}) {2}bash: rm keep\.txt$/m.exec(listed.stdout)?.[1];
     expect(id).toBeDefined();
+    expect(run.id.startsWith(listed.stdout.match(/^ {2}run ([0-9a-f-]+) · /m)![1]!)).toBe(true);
     const denied = await mada(['deny', id!, 'not', 'today']);
     expect(denied).toMatchObject({ code: 0, stdout: 'Denied: bash: rm keep.txt\n' });
     const ended = await until(

@@ -84,6 +84,18 @@ describe('mada doctor', () => {
     }
   }, SLOW);
 
+  it('names every configured model the runtime lacks, not the default one alone, each with its pull line', async () => {
+    const other = await startServiceWithModel({ LLM_MODEL: 'scripted-model', LLM_MODELS: 'scripted-model,qwen3:32b' });
+    try {
+      const result = await runMada(['doctor', '-a', other.service.url], { home, timeoutMs: 30_000 });
+      expect(check(result.stdout, 'model')).toMatch(/^✔ model {2}scripted-model \(a window of \d+ tokens\)$/);
+      expect(result.stdout).toMatch(/^✗ model +qwen3:32b \(one of LLM_MODELS\) is not in the model runtime\n +fix: ollama pull qwen3:32b \(or take it out of the service's LLM_MODELS\)$/m);
+      expect(result.code).toBe(1);
+    } finally {
+      await other.stop();
+    }
+  }, SLOW);
+
   it('says a directory outside the workspace is out of reach, with the ALLOWED_PATHS line that lets agents in', async () => {
     const outside = realpathSync(mkdtempSync(join(tmpdir(), 'mada-doctor-shop-')));
     try {

@@ -43,12 +43,19 @@ describe('mada whoami and mada keys', () => {
     expect(note).toMatch(/shown this once/);
     const id = /key ([0-9a-f-]{36})/.exec(note!)![1]!;
 
+    // A long name too: the table still fits 80 columns, the name cut short.
+    const long = await mada(['keys', 'create', 'build server in the basement rack number three']);
+    expect(long.code, long.stderr).toBe(0);
+
     const listed = await mada(['keys'], key);
     expect(listed.code, listed.stderr).toBe(0);
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^ID +NAME +PREFIX +STATE +CREATED +EXPIRES +LAST USED$/);
-    expect(lines[1]).toContain(`${id.slice(0, 8)}  laptop  ${key!.slice(0, 12)}  active`);
-    expect(lines[2]).toMatch(/first +mada_\w{7} +active/);
+    expect(lines[1]).toMatch(/^[0-9a-f]{8} +build serve… +mada_\w{7} +active +\d{4}-\d\d-\d\d +- +never$/);
+    // Used just now (by this very listing), expiring in a week.
+    expect(lines[2]).toMatch(new RegExp(`^${id.slice(0, 8)} +laptop +${key!.slice(0, 12)} +active +\\d{4}-\\d\\d-\\d\\d +\\d{4}-\\d\\d-\\d\\d +just now$`));
+    expect(lines[3]).toMatch(/first +mada_\w{7} +active/);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(listed.stdout).not.toContain(aliceKey);
 
     const revoked = await mada(['keys', 'revoke', id.slice(0, 8)]);
@@ -56,11 +63,11 @@ describe('mada whoami and mada keys', () => {
     const refused = await mada(['whoami'], key);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Invalid API key');
-    expect((await mada(['keys'])).stdout).toMatch(new RegExp(`${id.slice(0, 8)}  laptop .* revoked`));
+    expect((await mada(['keys'])).stdout).toMatch(new RegExp(`${id.slice(0, 8)} +laptop .* revoked`));
 
     const unknown = await mada(['keys', 'revoke', '00000000-0000-4000-8000-000000000000']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('mada: Key not found (404); `mada keys` lists yours\n');
-    // Six client processes: room for a loaded machine.
-  }, 60_000);
+    // Seven client processes: room for a loaded machine.
+  }, 90_000);
 });

@@ -170,17 +170,17 @@ export class DrizzleRunRepository implements RunRepository {
 
   /** Past either daily quota, throws (the run just inserted is one of today's). */
   private async checkDaily(tx: Db, userId: string, quota: RunQuotaCheck): Promise<void> {
-    const { runs, tokens } = await this.usedSince(tx, userId, quota.since);
+    const { runs, tokens } = await dailyUsageSince(this.t, tx, userId, quota.since);
     if (quota.maxRunsPerDay > 0 && runs > quota.maxRunsPerDay) throw new DailyRunQuotaReached(quota.maxRunsPerDay);
     if (quota.maxTokensPerDay > 0 && tokens >= quota.maxTokensPerDay) throw new DailyTokenQuotaReached(tokens, quota.maxTokensPerDay);
   }
 
-  private usedSince(db: Db, userId: string, since: Date): Promise<{ runs: number; tokens: number }> {
-    return dailyUsageSince(this.t, db, userId, since);
+  usedSince(userId: string, since: Date): Promise<{ runs: number; tokens: number }> {
+    return this.adapter.run((db) => dailyUsageSince(this.t, db, userId, since));
   }
 
-  tokensSince(userId: string, since: Date): Promise<number> {
-    return this.adapter.run(async (db) => (await this.usedSince(db, userId, since)).tokens);
+  async tokensSince(userId: string, since: Date): Promise<number> {
+    return (await this.usedSince(userId, since)).tokens;
   }
 
   /** The user's runs executing now, on any replica: running, or waiting for an approval. */

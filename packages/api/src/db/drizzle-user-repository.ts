@@ -1,9 +1,12 @@
-import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { AuditDetail } from './audit-repository.js';
-import type { DialectAdapter } from './dialect.js';
+import type { Db, DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
 import { dailyUsageSince } from './daily-usage.js';
-import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserUsage } from './user-repository.js';
+import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserUsage, type WorkspaceCheck } from './user-repository.js';
+
+/** The advisory lock every workspace change takes on PostgreSQL ("mada" then "wksp" in ASCII). */
+const WORKSPACE_LOCK = [0x6d616461, 0x776b7370] as const;
 
 /** Users and keys over drizzle, for both dialects. */
 export class DrizzleUserRepository implements UserRepository {
@@ -18,9 +21,10 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.run(async (db) => (await db.select({ n: count() }).from(u))[0]?.n ?? 0);
   }
 
-  createUser(user: UserRecord, key: KeyRecord | undefined, actor: string): Promise<UserRecord | undefined> {
+  createUser(user: UserRecord, key: KeyRecord | undefined, actor: string, check?: WorkspaceCheck): Promise<UserRecord | undefined> {
     const { users: u, apiKeys: k } = this.t;
     return this.adapter.transaction(async (tx) => {
+      await this.checkWorkspace(tx, check);
       const [stored] = await tx.insert(u).values(user).onConflictDoNothing().returning();
       if (!stored) return undefined;
       if (key) await tx.insert(k).values(key);
@@ -41,10 +45,11 @@ export class DrizzleUserRepository implements UserRepository {
     return this.adapter.run((db) => db.select().from(u).orderBy(u.id));
   }
 
-  updateUser(id: string, changes: UserChanges, actor: string, now: Date): Promise<UserRecord | undefined> {
+  updateUser(id: string, changes: UserChanges, actor: string, now: Date, check?: WorkspaceCheck): Promise<UserRecord | undefined> {
     const u = this.t.users;
     if (Object.keys(changes).length === 0) return this.findUser(id);
     return this.adapter.transaction(async (tx) => {
+      await this.checkWorkspace(tx, check);
       const [stored] = await tx.update(u).set(changes).where(eq(u.id, id)).returning();
       if (!stored) return undefined;
       // A disabled user's console sessions end with the change, on every replica.
@@ -58,6 +63,20 @@ export class DrizzleUserRepository implements UserRepository {
       await appendAuditIn(this.adapter, tx, { at: now, actor, action: 'user.updated', target: `user:${id}`, detail });
       return stored;
     });
+  }
+
+  /**
+   * Runs a workspace change's check in its transaction `tx`, workspace changes taking turns: on
+   * PostgreSQL through a transaction-scoped advisory lock held until the commit, so the users read
+   * here include every change committed before (on any replica) and none can commit meanwhile; on
+   * SQLite the transaction holds the database's write lock (BEGIN IMMEDIATE) from its start. Taken
+   * first in the transaction, before the audit log's lock, so the two are always taken in one order.
+   */
+  private async checkWorkspace(tx: Db, check: WorkspaceCheck | undefined): Promise<void> {
+    if (!check) return;
+    if (this.adapter.dialect === 'postgres') await tx.execute(sql`select pg_advisory_xact_lock(${WORKSPACE_LOCK[0]}, ${WORKSPACE_LOCK[1]})`);
+    const u = this.t.users;
+    await check(await tx.select().from(u).orderBy(u.id));
   }
 
   createKey(key: KeyRecord, actor: string): Promise<KeyRecord> {

@@ -248,6 +248,8 @@ export interface RunRepository {
   claimQueuedRun(id: string, userId: string, maxConcurrent: number, now: Date): Promise<ClaimOutcome>;
   /** Input and output tokens the user's runs created since `since` have recorded (ended runs' usage). */
   tokensSince(userId: string, since: Date): Promise<number>;
+  /** The user's runs created since `since`, and the tokens tokensSince counts. */
+  usedSince(userId: string, since: Date): Promise<{ runs: number; tokens: number }>;
   /** This user's run with this key created since `since`. */
   findRunByIdempotencyKey(userId: string, key: string, since: Date): Promise<RunRecord | undefined>;
   /** The run as a client reads it: large texts left out (INLINE_TEXT_BYTES). */

@@ -55,17 +55,28 @@ export interface UserUsage {
   running: number;
 }
 
+/**
+ * A workspace change's check against every stored user (as they are inside the change's
+ * transaction); it throws to refuse the change, and nothing is written.
+ */
+export type WorkspaceCheck = (stored: readonly UserRecord[]) => Promise<void>;
+
 export interface UserRepository {
   countUsers(): Promise<number>;
   /*
    * The writes below record what they did in the audit log, as `actor`, in their own transaction:
    * a change and its entry commit together or not at all.
    */
+  /*
+   * A `check` given to createUser or updateUser runs in the write's transaction, after every other
+   * workspace change (on any replica) has committed or rolled back and before any other starts:
+   * two changes can never each pass the overlap check against the other's old paths.
+   */
   /** Stores the user (and its first key, in the same transaction); undefined when the id is taken. */
-  createUser(user: UserRecord, key: KeyRecord | undefined, actor: string): Promise<UserRecord | undefined>;
+  createUser(user: UserRecord, key: KeyRecord | undefined, actor: string, check?: WorkspaceCheck): Promise<UserRecord | undefined>;
   findUser(id: string): Promise<UserRecord | undefined>;
   listUsers(): Promise<UserRecord[]>;
-  updateUser(id: string, changes: UserChanges, actor: string, now: Date): Promise<UserRecord | undefined>;
+  updateUser(id: string, changes: UserChanges, actor: string, now: Date, check?: WorkspaceCheck): Promise<UserRecord | undefined>;
   createKey(key: KeyRecord, actor: string): Promise<KeyRecord>;
   /** The user's keys, newest first. */
   listKeys(userId: string): Promise<KeyRecord[]>;

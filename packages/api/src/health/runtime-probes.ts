@@ -7,6 +7,8 @@ export interface RuntimeProbeSettings {
   llmProvider: 'ollama' | 'openai';
   llmBaseUrl: string;
   llmModel: string;
+  /** Every configured model (LLM_MODELS, the default first): `model` covers them all. */
+  llmModels: readonly string[];
   llmApiKey: string;
 }
 
@@ -54,12 +56,20 @@ export function modelListed(settings: Pick<RuntimeProbeSettings, 'llmProvider' |
   return names.includes(wanted) || new Set(names).size === 1;
 }
 
+/** The probes of the model runtime for GET /health, and the models its listing lacks. */
+export interface RuntimeProbes {
+  model_runtime: Probe;
+  model: Probe;
+  /** The configured models the runtime's listing does not name; undefined when it gave no listing. */
+  unlisted(): Promise<string[] | undefined>;
+}
+
 /**
- * `model_runtime` (`ok`, `unreachable`) and `model` (`ok`, `missing`, or `unknown` when the
- * runtime did not answer or did not list its models) for GET /health, from one request to the
- * runtime's model listing, shared by both.
+ * `model_runtime` (`ok`, `unreachable`) and `model` (`ok` when the runtime lists every configured
+ * model, `missing` when it lacks one, `unknown` when it did not answer or did not list its models)
+ * for GET /health, from one request to the runtime's model listing, shared by all three.
  */
-export function runtimeProbes(settings: RuntimeProbeSettings, timeoutMs = 2000): { model_runtime: Probe; model: Probe } {
+export function runtimeProbes(settings: RuntimeProbeSettings, timeoutMs = 2000): RuntimeProbes {
   const url = settings.llmProvider === 'ollama' ? `${settings.llmBaseUrl}/api/tags` : `${settings.llmBaseUrl}/models`;
   const headers: Record<string, string> = settings.llmApiKey ? { authorization: `Bearer ${settings.llmApiKey}` } : {};
   const listing = cachedProbe(async (): Promise<Listing> => {
@@ -76,13 +86,19 @@ export function runtimeProbes(settings: RuntimeProbeSettings, timeoutMs = 2000):
       return { reachable: false };
     }
   });
+  const configured = settings.llmModels.length > 0 ? settings.llmModels : [settings.llmModel];
+  const unlisted = async (): Promise<string[] | undefined> => {
+    const { names } = await listing();
+    return names === undefined ? undefined : configured.filter((model) => !modelListed({ llmProvider: settings.llmProvider, llmModel: model }, names));
+  };
   return {
     model_runtime: async () => ((await listing()).reachable ? 'ok' : 'unreachable'),
     model: async () => {
-      const { names } = await listing();
-      if (names === undefined) return 'unknown';
-      return modelListed(settings, names) ? 'ok' : 'missing';
+      const lacking = await unlisted();
+      if (lacking === undefined) return 'unknown';
+      return lacking.length === 0 ? 'ok' : 'missing';
     },
+    unlisted,
   };
 }
 

@@ -22,10 +22,11 @@ export interface RunQuota extends RunQuotas {
 const untilTomorrow = (now: Date): number => Math.max(1, Math.ceil((startOfUtcDay(now).getTime() + DAY_MS - now.getTime()) / 1000));
 
 export const tokenQuotaText = (used: number, max: number): string => `Daily token quota reached (${used} of ${max})`;
+const runQuotaText = (max: number): string => `Daily run quota reached (${max})`;
 
 export class DailyRunQuotaError extends TooManyRequestsError {
   constructor(max: number, retryAfterSeconds: number) {
-    super(`Daily run quota reached (${max})`, retryAfterSeconds);
+    super(runQuotaText(max), retryAfterSeconds);
   }
 }
 
@@ -43,12 +44,33 @@ export class TokenQuotaSignal extends Error {
   }
 }
 
+/**
+ * A queued run that may not start after all: a daily quota was reached while it waited. It ends
+ * `failed` with the text its submission would have got as a 429 now.
+ */
+export class QuotaReachedAtStart extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'QuotaReachedAtStart';
+  }
+}
+
+/** A queued run whose user was disabled while it waited: it ends `cancelled`, as their running ones did. */
+export class UserDisabledAtStart extends Error {
+  constructor() {
+    super('The run\'s user was disabled while it was queued');
+    this.name = 'UserDisabledAtStart';
+  }
+}
+
 export interface QuotaGateOptions {
   store: RunRepository;
   bus: RunEventBus;
   queue: RunQueue;
   /** The quotas that apply to the user now: their own, else the service's defaults. */
   quotasOf(userId: string): Promise<RunQuotas>;
+  /** Whether the user is disabled now (asked before a queued run starts); absent: never. */
+  isDisabled?(userId: string): Promise<boolean>;
   now(): Date;
 }
 
@@ -79,27 +101,56 @@ export class QuotaGate {
    * executing runs on every replica. A run stored `running` took the latter with its insert; a
    * queued one takes it here, and when the user's runs on other replicas hold every place, gives
    * this process's place back and waits for one of them to end. Rejects when `signal` aborts.
+   *
+   * A queued run is checked again before each claim, with the user's quotas as they are then: it
+   * may have waited while its user was disabled (UserDisabledAtStart), an admin lowered a quota,
+   * or the user's runs that ended meanwhile used the day's tokens up (QuotaReachedAtStart). Resolves
+   * with the quotas the run starts under: its token quota is checked with them after each model call.
    */
-  async place(run: RunRecord, admission: Admission, quota: RunQuota, signal: AbortSignal): Promise<RunSlot> {
+  async place(run: RunRecord, admission: Admission, quota: RunQuotas, signal: AbortSignal): Promise<{ slot: RunSlot; quotas: RunQuotas }> {
     let slot = await admission.slot;
-    if (run.status === 'running') return slot;
+    if (run.status === 'running') return { slot, quotas: quota };
+    let quotas = quota;
     for (;;) {
       // Listening before the claim: an end between a refused claim and the wait is not missed.
       const freed = this.freed(run.userId, signal);
       try {
-        const claimed = await this.options.store.claimQueuedRun(run.id, run.userId, quota.maxConcurrentRuns, this.options.now()).catch((error: unknown) => {
-          slot.release();
-          throw error;
-        });
+        const claimed = await this.stillAllowed(run)
+          .then(async (current) => {
+            quotas = current;
+            return this.options.store.claimQueuedRun(run.id, run.userId, current.maxConcurrentRuns, this.options.now());
+          })
+          .catch((error: unknown) => {
+            slot.release();
+            throw error;
+          });
         // 'not_queued': the run ended meanwhile (cancelled on another replica); the lease renewal stops it.
-        if (claimed !== 'full') return slot;
+        if (claimed !== 'full') return { slot, quotas };
         slot.release();
         await freed.promise;
       } finally {
         freed.stop();
       }
-      slot = await this.options.queue.admit(run.userId, signal, quota.maxConcurrentRuns).slot;
+      slot = await this.options.queue.admit(run.userId, signal, quotas.maxConcurrentRuns).slot;
     }
+  }
+
+  /**
+   * The user's quotas now, if the queued run may still start under them. Not atomic with the claim
+   * that follows: a run ending between the two adds tokens the first model call's check then sees.
+   */
+  private async stillAllowed(run: RunRecord): Promise<RunQuotas> {
+    if (await this.options.isDisabled?.(run.userId)) throw new UserDisabledAtStart();
+    const quotas = await this.options.quotasOf(run.userId);
+    if (quotas.maxRunsPerDay === 0 && quotas.maxTokensPerDay === 0) return quotas;
+    const today = startOfUtcDay(this.options.now());
+    const used = await this.options.store.usedSince(run.userId, today);
+    // Counted among today's runs only if created today: an earlier day's run counted against that day's quota.
+    if (quotas.maxRunsPerDay > 0 && run.createdAt.getTime() >= today.getTime() && used.runs > quotas.maxRunsPerDay) {
+      throw new QuotaReachedAtStart(runQuotaText(quotas.maxRunsPerDay));
+    }
+    if (quotas.maxTokensPerDay > 0 && used.tokens >= quotas.maxTokensPerDay) throw new QuotaReachedAtStart(tokenQuotaText(used.tokens, quotas.maxTokensPerDay));
+    return quotas;
   }
 
   /**
@@ -115,7 +166,7 @@ export class QuotaGate {
    * the user's runs created today that ended, plus this run's own so far. Once they reach the
    * quota the run is aborted with a TokenQuotaSignal (and that is thrown): it ends `failed`.
    */
-  tokenCheck(run: RunRecord, quota: RunQuota, usage: RunUsage, abort: (reason: TokenQuotaSignal) => void): (() => Promise<void>) | undefined {
+  tokenCheck(run: RunRecord, quota: RunQuotas, usage: RunUsage, abort: (reason: TokenQuotaSignal) => void): (() => Promise<void>) | undefined {
     const max = quota.maxTokensPerDay;
     if (max === 0) return undefined;
     return async () => {

@@ -30,7 +30,7 @@ import { IdempotencyMismatchError, RunAlreadyEndedError, RunForbiddenError, RunN
 import { IDEMPOTENCY_WINDOW_MS } from './idempotency.js';
 import type { Admission, RunQueue } from './run-queue.js';
 import { EventWriter } from './event-writer.js';
-import { QuotaGate, TokenQuotaSignal, type RunQuota, type RunQuotas } from './quota-gate.js';
+import { QuotaGate, QuotaReachedAtStart, TokenQuotaSignal, UserDisabledAtStart, type RunQuota, type RunQuotas } from './quota-gate.js';
 import { followRunEvents, seenRun, type FollowOptions } from './follow-events.js';
 
 /** Where runs are counted; every run is counted here, where it starts and ends, and nowhere else. */
@@ -90,6 +90,8 @@ export interface RunServiceOptions {
   leaseMs: number;
   /** The quotas that apply to a user's next run (TEAMS.md section 9), enforced by quota-gate.ts. */
   quotasOf(userId: string): Promise<RunQuotas>;
+  /** Whether a user is disabled now: a queued run of theirs does not start (quota-gate.ts). */
+  isDisabled?(userId: string): Promise<boolean>;
   /** Runs of one user queued at once, over every replica (MAX_QUEUED_RUNS_PER_USER); more get 429. */
   maxQueuedPerUser?: number;
   /** Ended runs older than this are deleted by the sweep; 0 keeps them. */
@@ -138,7 +140,7 @@ export class RunService {
 
   constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? (() => new Date());
-    this.quotas = new QuotaGate({ store: options.store, bus: options.bus, queue: options.queue, quotasOf: options.quotasOf, now: this.now });
+    this.quotas = new QuotaGate({ store: options.store, bus: options.bus, queue: options.queue, quotasOf: options.quotasOf, ...(options.isDisabled ? { isDisabled: options.isDisabled } : {}), now: this.now });
     this.leaseTimer = setInterval(() => {
       this.renewing = this.renewing.then(() => this.keepLeases());
     }, Math.max(50, Math.floor(options.leaseMs / 3)));
@@ -444,11 +446,12 @@ export class RunService {
     try {
       // Stored queued without waiting here: the user's other replicas hold every place of theirs.
       if (admission.queued || run.status === 'queued') events.emit({ event: 'thinking', message: queuedMessage(admission.ahead) });
-      slot = await this.quotas.place(run, admission, quota, signal);
+      const placed = await this.quotas.place(run, admission, quota, signal);
+      slot = placed.slot;
       admitted = true;
       startedAt = performance.now();
       this.options.metrics?.runStarted(run.agentType);
-      const afterModelCall = this.quotas.tokenCheck(run, quota, usage, (reason) => controller.abort(reason));
+      const afterModelCall = this.quotas.tokenCheck(run, placed.quotas, usage, (reason) => controller.abort(reason));
       log.debug({ agent: run.agentType }, 'run started');
       const emit = (frame: AgentEvent): void => events.emit(frame);
       const result = await job.execute({
@@ -464,7 +467,7 @@ export class RunService {
       });
       end = { status: 'succeeded', response: result.response, error: null, final: result.done };
     } catch (error) {
-      end = signal.aborted ? abortedEnd(signal, run.userId) : this.failure(run.id, error);
+      end = signal.aborted ? abortedEnd(signal, run.userId) : this.notStarted(error, run.userId) ?? this.failure(run.id, error);
     } finally {
       slot?.release();
     }
@@ -476,6 +479,17 @@ export class RunService {
     const ended = await this.end(run.id, end, { ...usage, tool_calls: Math.max(usage.tool_calls, events.toolCalls) }, log);
     log.info({ agent: run.agentType, status: end.status, ...(end.error === null ? {} : { error: end.error }) }, 'run ended');
     return ended ?? (await this.options.store.findRun(run.id).catch(() => undefined)) ?? run;
+  }
+
+  /**
+   * How a queued run ends that may not start after all (quota-gate.ts): `failed` with the 429's
+   * text over a daily quota, `cancelled` by the service for a disabled user, as their running runs
+   * were. Its events so far (the queued notice) are kept, as every run's are.
+   */
+  private notStarted(error: unknown, owner: string): Ending | undefined {
+    if (error instanceof QuotaReachedAtStart) return failedEnd(error.message);
+    if (error instanceof UserDisabledAtStart) return cancelledEnd({ actor: SYSTEM_ACTOR, owner });
+    return undefined;
   }
 
   private failure(runId: string, error: unknown): Ending {

@@ -1,5 +1,5 @@
 import { UserId } from '@mada/protocol';
-import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserRole, type UserUsage } from '../db/user-repository.js';
+import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserRole, type UserUsage, type WorkspaceCheck } from '../db/user-repository.js';
 import { keyDigest, newKey } from './api-keys.js';
 import { ConfiguredUserError, KeyNotFoundError, LocalModeError, UserExistsError, UserNotFoundError, WorkspacesOverlapAtStartError } from './errors.js';
 import { startOfUtcDay } from '../util/utc-day.js';
@@ -81,8 +81,6 @@ export class UserDirectory {
   private readonly configured: ReadonlySet<string>;
   private readonly admins: ReadonlySet<string>;
   private readonly disabledListeners: ((userId: string) => Promise<void>)[] = [];
-  /** Workspace changes of this process, one at a time: two may not each pass the overlap check against the other's old paths. */
-  private workspaceTurn: Promise<unknown> = Promise.resolve();
   /** What /health says when the database cannot be asked: the last answer it gave. */
   private lastTenancy: Tenancy = 'per_user';
 
@@ -170,28 +168,23 @@ export class UserDirectory {
 
   async create(actor: string, input: NewUser, firstKeyName?: string): Promise<{ user: User; key?: string }> {
     if (this.configuredUser(input.id)) throw new UserExistsError();
-    return this.inWorkspaceTurn(async () => {
-      if (await this.findStored(input.id)) throw new UserExistsError();
-      // Every new user is checked: one given no paths gets WORKSPACES_DIR/<id> or ALLOWED_PATHS,
-      // either of which may overlap a path stored for someone else.
-      const workspacePaths = await this.checkedWorkspace(input.id, input.workspacePaths ?? []);
-      return this.store(actor, input, workspacePaths, firstKeyName);
-    });
-  }
-
-  private async store(actor: string, input: NewUser, workspacePaths: string[], firstKeyName?: string): Promise<{ user: User; key?: string }> {
+    if (await this.findStored(input.id)) throw new UserExistsError();
+    const requested = input.workspacePaths ?? [];
+    const storedPaths = await this.options.workspaces.resolveRequested(requested);
     const now = this.options.now();
     const record: UserRecord = {
       id: input.id,
       role: input.role,
       disabled: false,
       createdAt: now,
-      workspacePaths: JSON.stringify(workspacePaths),
+      workspacePaths: JSON.stringify([...new Set(storedPaths)]),
       ...UNSET_QUOTAS,
       ...storedQuotas(input.quotas ?? {}),
     };
     const key = firstKeyName === undefined ? undefined : newKey(input.id, firstKeyName, now);
-    const stored = await this.options.store.createUser(record, key?.record, actor);
+    // Every new user is checked: one given no paths gets WORKSPACES_DIR/<id> or ALLOWED_PATHS,
+    // either of which may overlap a path stored for someone else.
+    const stored = await this.options.store.createUser(record, key?.record, actor, this.overlapCheck(input.id, storedPaths, requested));
     if (!stored) throw new UserExistsError();
     return { user: this.fromRecord(stored), ...(key ? { key: key.key } : {}) };
   }
@@ -199,22 +192,22 @@ export class UserDirectory {
   async update(actor: string, id: string, update: UserUpdate): Promise<User> {
     if (this.configuredUser(id)) throw new ConfiguredUserError();
     if (!isStoredId(id)) throw new UserNotFoundError();
-    const paths = update.workspacePaths;
-    if (paths === undefined) return this.change(actor, id, update, undefined);
-    return this.inWorkspaceTurn(async () => {
-      if (!(await this.options.store.findUser(id))) throw new UserNotFoundError();
-      return this.change(actor, id, update, await this.checkedWorkspace(id, paths));
-    });
+    const requested = update.workspacePaths;
+    if (requested === undefined) return this.change(actor, id, update, undefined);
+    if (!(await this.options.store.findUser(id))) throw new UserNotFoundError();
+    const storedPaths = await this.options.workspaces.resolveRequested(requested);
+    return this.change(actor, id, update, { paths: [...new Set(storedPaths)], check: this.overlapCheck(id, storedPaths, requested) });
   }
 
-  private async change(actor: string, id: string, update: UserUpdate, workspacePaths: string[] | undefined): Promise<User> {
+  private async change(actor: string, id: string, update: UserUpdate, workspace: { paths: string[]; check: WorkspaceCheck } | undefined): Promise<User> {
+    const workspacePaths = workspace?.paths;
     const changes: UserChanges = {
       ...(update.role === undefined ? {} : { role: update.role }),
       ...(update.disabled === undefined ? {} : { disabled: update.disabled }),
       ...(workspacePaths === undefined ? {} : { workspacePaths: JSON.stringify(workspacePaths) }),
       ...storedQuotas(update.quotas ?? {}),
     };
-    const stored = await this.options.store.updateUser(id, changes, actor, this.options.now());
+    const stored = await this.options.store.updateUser(id, changes, actor, this.options.now(), workspace?.check);
     if (!stored) throw new UserNotFoundError();
     // Access taken away (or given back) applies to this replica's next request.
     this.options.keys.clear();
@@ -248,27 +241,24 @@ export class UserDirectory {
   }
 
   /**
-   * The paths to store for `id` (resolved through their links; empty: none of their own), once
-   * the workspace they make is known to overlap no other user's.
+   * Refuses (409) a workspace for `id` of `storedPaths` (resolved through their links; empty: none
+   * of their own) that overlaps another user's: run by the repository inside the write's
+   * transaction, against the stored users as they are there, so that two changes on two replicas
+   * take turns instead of each passing against the other's old paths.
    */
-  private async checkedWorkspace(id: string, requested: readonly string[]): Promise<string[]> {
-    const workspaces = this.options.workspaces;
-    const storedPaths = await workspaces.resolveRequested(requested);
-    await workspaces.checkOverlap({ id, storedPaths }, await this.owners(), requested);
-    return [...new Set(storedPaths)];
+  private overlapCheck(id: string, storedPaths: readonly string[], requested: readonly string[]): WorkspaceCheck {
+    return (records) => this.options.workspaces.checkOverlap({ id, storedPaths }, this.ownersOf(records), requested);
   }
 
   /** Every user (configured and stored) with the paths stored for them. */
   private async owners(): Promise<WorkspaceOwner[]> {
-    const configured = this.configuredIds().map((id) => ({ id, storedPaths: [] }));
-    const stored = (await this.options.store.listUsers()).map((record) => ({ id: record.id, storedPaths: storedPathsOf(record) }));
-    return [...configured, ...stored];
+    return this.ownersOf(await this.options.store.listUsers());
   }
 
-  private inWorkspaceTurn<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.workspaceTurn.then(work);
-    this.workspaceTurn = result.catch(() => undefined);
-    return result;
+  private ownersOf(records: readonly UserRecord[]): WorkspaceOwner[] {
+    const configured = this.configuredIds().map((id) => ({ id, storedPaths: [] }));
+    const stored = records.map((record) => ({ id: record.id, storedPaths: storedPathsOf(record) }));
+    return [...configured, ...stored];
   }
 
   /**
@@ -280,6 +270,12 @@ export class UserDirectory {
     if (configured) return configured.quotas;
     const stored = await this.findStored(userId);
     return stored ? this.quotasFrom(stored) : this.defaults;
+  }
+
+  /** Whether a stored user is disabled now (a configured one never is; an unknown one is refused elsewhere). */
+  async isDisabled(userId: string): Promise<boolean> {
+    if (this.configuredUser(userId)) return false;
+    return (await this.findStored(userId))?.disabled === true;
   }
 
   usage(userId: string): Promise<UserUsage> {

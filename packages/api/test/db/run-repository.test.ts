@@ -135,6 +135,16 @@ describe.each(DIALECTS)('run repository on %s', (dialect) => {
     expect(await runs.findRun(run.id)).toMatchObject({ status: 'succeeded', endedAt: T0, leaseOwner: null, modelCalls: 30, toolCalls: 2, inputTokens: 3000, outputTokens: 210 });
   });
 
+  it("adds a day's tokens past 2^31 and reads the total back exactly", async () => {
+    // Each run's counters fit 32 bits; the day's sum of them does not.
+    const usage = { ...NO_USAGE, input_tokens: 2_000_000_000, output_tokens: 100_000_000 };
+    for (const minute of [1, 2]) {
+      const run = await create({ status: 'running', now: minutes(minute) });
+      expect(await runs.endRun(run.id, '{"event":"done"}', minutes(minute), SUCCEEDED, usage)).toBeDefined();
+    }
+    expect(await runs.tokensSince('alice', T0)).toBe(4_200_000_000);
+  });
+
   it('numbers events 1, 2, 3 … without gaps under 50 concurrent appends, keeping their text exactly', async () => {
     const run = await create();
     const texts = Array.from({ length: 50 }, (_, i) => `{"event":"chunk","content":"part ${i} é😀\\u0001"}`);

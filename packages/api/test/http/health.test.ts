@@ -109,14 +109,19 @@ describe('GET /health', () => {
 
   it('says whether the runtime has the configured model, and is degraded while it does not', async () => {
     const model = await startScriptedModel({ models: ['qwen2.5-coder:7b', 'llama3:latest'] });
-    const health = async (provider: string, name: string) => {
+    let missing: { name: string; reason: string }[] | undefined;
+    const health = async (provider: string, name: string, others = '') => {
       const url = provider === 'ollama' ? model.url : model.openaiUrl;
-      const t = await createTestApp({ env: { LLM_PROVIDER: provider, LLM_BASE_URL: url, LLM_MODEL: name, SEARCH_ENGINE_URL: 'http://127.0.0.1:9' } });
+      const t = await createTestApp({ env: { LLM_PROVIDER: provider, LLM_BASE_URL: url, LLM_MODEL: name, LLM_MODELS: others, SEARCH_ENGINE_URL: 'http://127.0.0.1:9' } });
       // The runtime's probes as the service makes them; only the search engine is left out.
-      const app = await buildApp({ ...t, probes: { dependencies: { ...runtimeProbes(t.settings), search_engine: async () => 'ok' } }, logger: pino({ level: 'silent' }) });
-      const body = (await app.inject({ url: '/health' })).json<{ status: string; checks: Record<string, string> }>();
+      const { unlisted, ...runtime } = runtimeProbes(t.settings);
+      const app = await buildApp({ ...t, probes: { dependencies: { ...runtime, search_engine: async () => 'ok' }, unlistedModels: unlisted }, logger: pino({ level: 'silent' }) });
+      const body = (await app.inject({ url: '/health' })).json<{ status: string; checks: Record<string, string>; missing_models?: { name: string; reason: string }[] }>();
       await app.close();
       await t.close();
+      missing = body.missing_models;
+      // One view: `checks.model` is `missing` exactly when `missing_models` names a model.
+      expect(body.checks.model === 'missing').toBe(missing !== undefined && missing.length > 0);
       return [body.status, body.checks.model_runtime, body.checks.model];
     };
     try {
@@ -126,6 +131,11 @@ describe('GET /health', () => {
       expect(await health('ollama', 'qwen3:32b')).toEqual(['degraded', 'ok', 'missing']);
       expect(await health('openai', 'qwen2.5-coder:7b')).toEqual(['healthy', 'ok', 'ok']);
       expect(await health('openai', 'qwen3:32b')).toEqual(['degraded', 'ok', 'missing']);
+      expect(missing?.map((entry) => entry.name)).toEqual(['qwen3:32b']);
+      // Every configured model counts, not the default alone: the second one is not there.
+      expect(await health('ollama', 'qwen2.5-coder:7b', 'llama3,mistral:7b')).toEqual(['degraded', 'ok', 'missing']);
+      expect(missing?.map((entry) => entry.name)).toEqual(['mistral:7b']);
+      expect(await health('ollama', 'qwen2.5-coder:7b', 'llama3')).toEqual(['healthy', 'ok', 'ok']);
     } finally {
       await model.close();
     }

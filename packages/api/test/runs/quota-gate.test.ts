@@ -155,4 +155,67 @@ describe.each(DIALECTS)('user quotas on %s', (dialect) => {
     expect((await api.startRun(key)).status).toBe(429);
     expect(ENDED.has((await api.run(key, busy)).status as string)).toBe(true);
   });
+
+  /** A user's run held running, and a second one queued behind it (max_concurrent_runs 1): the events of the second, read once it ended. */
+  async function queuedBehindBusy(key: string, hold: Promise<void>): Promise<{ busy: string; queued: string }> {
+    model.push(scripted.chunks('busy ', scripted.until(hold), 'done'), scripted.text('never sent'));
+    const busy = await api.runId(await api.startRun(key));
+    await until(() => api.run(key, busy), (r) => r.status === 'running', 'the first run to start');
+    const queued = await api.runId(await api.startRun(key));
+    expect((await api.run(key, queued)).status).toBe('queued');
+    return { busy, queued };
+  }
+  const eventsOf = async (key: string, id: string) =>
+    (await readRunEvents(api.address, id, { headers: api.headers(key) })).frames.map((f) => JSON.parse(f.data) as Record<string, unknown>);
+
+  it('fails a queued run at its start when the runs that ended meanwhile used the day\'s tokens up, without calling the model', async () => {
+    const key = await api.user('jon', { max_concurrent_runs: 1, max_tokens_per_day: 1 });
+    const hold = deferred();
+    // Submitted while nothing had ended: no tokens used yet, so the second run is accepted.
+    const { busy, queued } = await queuedBehindBusy(key, hold.promise);
+    hold.resolve();
+    const first = await api.ended(key, busy);
+    const usage = first.usage as { input_tokens: number; output_tokens: number };
+    const used = usage.input_tokens + usage.output_tokens;
+    const detail = `Daily token quota reached (${used} of 1)`;
+    expect(await api.ended(key, queued)).toMatchObject({ status: 'failed', error: detail, usage: { model_calls: 0 } });
+    // Only the first run reached the model; the second kept its events, the queued notice first.
+    expect(model.requests).toHaveLength(1);
+    const events = await eventsOf(key, queued);
+    expect(events[0]).toMatchObject({ event: 'thinking' });
+    expect(events.at(-1)).toEqual({ event: 'error', error_message: detail });
+    // The same text a submission gets now.
+    const refused = await api.startRun(key);
+    expect([refused.status, await refused.json()]).toEqual([429, { detail }]);
+  });
+
+  it('fails a queued run at its start when its daily run quota was lowered below its day\'s runs meanwhile', async () => {
+    const key = await api.user('kay', { max_concurrent_runs: 1, max_runs_per_day: 5 });
+    const hold = deferred();
+    const { busy, queued } = await queuedBehindBusy(key, hold.promise);
+    expect((await api.call(ROOT, 'PATCH', '/users/kay', { quotas: { max_runs_per_day: 1 } })).status).toBe(200);
+    hold.resolve();
+    expect((await api.ended(key, busy)).status).toBe('succeeded');
+    expect(await api.ended(key, queued)).toMatchObject({ status: 'failed', error: 'Daily run quota reached (1)' });
+    expect(model.requests).toHaveLength(1);
+    expect((await eventsOf(key, queued)).at(-1)).toEqual({ event: 'error', error_message: 'Daily run quota reached (1)' });
+  });
+
+  it('cancels a queued run at its start when its user was disabled while it waited, keeping its events', async () => {
+    const key = await api.user('lin', { max_concurrent_runs: 1 });
+    const hold = deferred();
+    const { busy, queued } = await queuedBehindBusy(key, hold.promise);
+    // Written to the database directly: as a replica that disabled her before this one stored the
+    // run would have, its cancel of her runs having missed this one.
+    const users = t.database.repository.users;
+    await users.updateUser('lin', { disabled: true }, 'root', new Date());
+    hold.resolve();
+    await until(() => t.database.repository.runs.findRun(queued), (r) => r?.status === 'cancelled', 'the queued run to end');
+    expect(model.requests).toHaveLength(1);
+    // Enabled again to read what the run kept.
+    await users.updateUser('lin', { disabled: false }, 'root', new Date());
+    expect(await api.run(key, queued)).toMatchObject({ status: 'cancelled', error: 'Run cancelled' });
+    expect((await eventsOf(key, queued))[0]).toMatchObject({ event: 'thinking' });
+    expect(ENDED.has((await api.run(key, busy)).status as string)).toBe(true);
+  });
 });

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplicas, type Replicas } from '../support/app.js';
 import { TEST_DATABASE_URL } from '../support/databases.js';
@@ -90,5 +93,33 @@ describe.skipIf(!TEST_DATABASE_URL)('keys across replicas on postgres', () => {
     const out = await fetch(`${addressB}/session`, { method: 'DELETE', headers: { cookie, origin: addressB } });
     expect(out.status).toBe(204);
     expect(await msUntilStatus(() => meByCookie(addressA, cookie), 401)).toBeLessThan(1000);
+  });
+
+  it('lets only one of two overlapping workspaces given at the same instant on two replicas through', async () => {
+    const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'mada-race-')));
+    try {
+      // Several rounds: one round may happen to run the two changes one after the other anyway.
+      for (let round = 0; round < 8; round += 1) {
+        const outer = join(scratch, `r${round}`);
+        const inner = join(outer, 'inner');
+        mkdirSync(inner, { recursive: true });
+        // A new user on A holding `outer`, and on B an existing user moved to `inner`, inside it.
+        expect((await call(addressB, ROOT_KEY, 'POST', '/users', { id: `mover${round}` })).status).toBe(201);
+        const read = async (answer: Promise<Response>) => {
+          const response = await answer;
+          return { status: response.status, body: (await response.json()) as { detail?: string } };
+        };
+        const [created, moved] = await Promise.all([
+          read(call(addressA, ROOT_KEY, 'POST', '/users', { id: `outer${round}`, workspace_paths: [outer] })),
+          read(call(addressB, ROOT_KEY, 'PATCH', `/users/mover${round}`, { workspace_paths: [inner] })),
+        ]);
+        const refused = [created, moved].filter((answer) => answer.status === 409);
+        expect(refused, JSON.stringify([created, moved])).toHaveLength(1);
+        expect([created.status, moved.status]).toContain(created === refused[0] ? 200 : 201);
+        expect(refused[0]!.body.detail).toBe(`Workspace overlaps another user's: ${created === refused[0] ? outer : inner}`);
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

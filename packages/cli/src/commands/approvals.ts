@@ -3,6 +3,7 @@ import { describeCall } from '../chat/approval-prompt.js';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
 import { safeText } from '../ui/safe-text.js';
+import { uniqueShortIds, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { resolveApprovalId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
@@ -27,10 +28,14 @@ export async function approvalsCommand(flags: ApprovalsFlags, terminal: Terminal
     terminal.print('No approvals waiting.');
     return EXIT_OK;
   }
-  for (const approval of list.approvals) {
-    terminal.print(`${terminal.style('bold', approval.id)}  ${describeCall(approval)}`);
-    terminal.print(terminal.style('dim', `  run ${approval.run_id} · ${safeText(approval.reason)} · expires ${new Date(approval.expires_at).toLocaleString()}`));
-  }
+  // Prefixes as short as the list allows (8 characters at least), as the other lists show ids:
+  // `mada approve` and `mada deny` take them back as they are.
+  const ids = uniqueShortIds(list.approvals.map((approval) => approval.id));
+  const runs = uniqueShortIds(list.approvals.map((approval) => approval.run_id));
+  list.approvals.forEach((approval, index) => {
+    terminal.print(`${terminal.style('bold', ids[index]!)}  ${describeCall(approval)}`);
+    terminal.print(terminal.style('dim', `  run ${runs[index]!} · ${safeText(approval.reason)} · expires ${when(approval.expires_at)}`));
+  });
   terminal.print(terminal.style('dim', `${list.total} waiting · answer with: mada approve <id> [--always] or mada deny <id> [message]`));
   return EXIT_OK;
 }

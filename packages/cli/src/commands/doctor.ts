@@ -7,6 +7,7 @@ import { resolveSettings } from '../config/resolve.js';
 import { allowedPathsFix, shellWord } from '../doctor/fix-lines.js';
 import { EXIT_ERROR, EXIT_OK } from '../errors.js';
 import { safeText } from '../ui/safe-text.js';
+import { clip } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { workingDirectory } from './directory.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
@@ -48,7 +49,11 @@ function databaseCheck(state: string | undefined): Check {
     : problem('database', `the service's database does not answer (${state ?? 'no report'})`, "check the service's DATABASE_URL (is PostgreSQL running?) or that its DATA_DIR is writable and has room; its log says more");
 }
 
-/** The runtime, and whether it has the model the service is set to use. */
+/**
+ * The runtime, and whether it has the models the service is set to use: each one `missing_models`
+ * names (every configured model, LLM_MODELS), with the line that fetches it. A service from before
+ * `missing_models` says only `checks.model`, of its default model.
+ */
 function modelChecks(health: HealthResponse): Check[] {
   const { checks } = health;
   if (checks.model_runtime !== 'ok') {
@@ -56,16 +61,20 @@ function modelChecks(health: HealthResponse): Check[] {
   }
   const runtime = ok('model runtime', 'answers');
   const name = health.model?.name ?? 'the configured model';
-  if (checks.model === 'missing') {
-    const pull = health.model === undefined ? 'ollama pull <model>' : `ollama pull ${shellWord(health.model.name)}`;
-    return [runtime, problem('model', `${name} is not in the model runtime`, `${pull} (or set the service's LLM_MODEL to one the runtime has)`)];
-  }
-  if (checks.model === 'ok') {
-    const window = health.model === undefined ? '' : ` (a window of ${health.model.context_window} tokens)`;
-    return [runtime, ok('model', `${name}${window}`)];
-  }
-  if (checks.model === 'unknown') return [runtime, ok('model', `${name}: the runtime does not list its models, not checked`)];
-  return [runtime];
+  const missing = health.missing_models ?? (checks.model === 'missing' ? [{ name, reason: '' }] : []);
+  const defaultMissing = missing.some((model) => model.name === name);
+  const problems = missing.map((model) => {
+    const pull = model.name === 'the configured model' ? 'ollama pull <model>' : `ollama pull ${shellWord(model.name)}`;
+    return model.name === name
+      ? problem('model', `${clip(model.name, 100)} is not in the model runtime`, `${pull} (or set the service's LLM_MODEL to one the runtime has)`)
+      : problem('model', `${clip(model.name, 100)} (one of LLM_MODELS) is not in the model runtime`, `${pull} (or take it out of the service's LLM_MODELS)`);
+  });
+  if (defaultMissing) return [runtime, ...problems];
+  if (checks.model === 'unknown') return [runtime, ok('model', `${name}: the runtime does not list its models, not checked`), ...problems];
+  // `missing` here is another configured model's: the default one is there.
+  if (checks.model !== 'ok' && !(checks.model === 'missing' && health.missing_models !== undefined)) return [runtime, ...problems];
+  const window = health.model === undefined ? '' : ` (a window of ${health.model.context_window} tokens)`;
+  return [runtime, ok('model', `${name}${window}`), ...problems];
 }
 
 /** bubblewrap, and slirp4netns behind bash's own network. */

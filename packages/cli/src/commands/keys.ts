@@ -1,7 +1,7 @@
 import type { KeyResponse } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
-import { clip, printTable, shortId, when } from '../ui/table.js';
+import { ago, clip, day, printTable, uniqueShortIds } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { resolveKeyId } from './id-prefix.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
@@ -56,14 +56,17 @@ export async function keysCommand(flags: KeysFlags, terminal: Terminal): Promise
     return EXIT_OK;
   }
   const now = Date.now();
-  const rows = keys.map((key) => [
-    shortId(key.id),
-    clip(key.name, 40),
+  const ids = uniqueShortIds(keys.map((key) => key.id));
+  // At most 80 columns: 8 (id), 12 (name), 12 (prefix), 7, 10, 10, 9 and the gaps; `--json` has
+  // the whole name and the times to the millisecond.
+  const rows = keys.map((key, index) => [
+    ids[index]!,
+    clip(key.name, 12),
     key.prefix,
     stateOf(key, now),
-    when(key.created_at),
-    key.expires_at === null ? '-' : when(key.expires_at),
-    key.last_used_at === null ? '-' : when(key.last_used_at),
+    day(key.created_at),
+    key.expires_at === null ? '-' : day(key.expires_at),
+    key.last_used_at === null ? 'never' : ago(key.last_used_at, now),
   ]);
   printTable([['ID', 'NAME', 'PREFIX', 'STATE', 'CREATED', 'EXPIRES', 'LAST USED'], ...rows], terminal);
   return EXIT_OK;

@@ -1,7 +1,7 @@
 import type { RunResponse, RunStatus } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
-import { clip, printTable, shortId, when } from '../ui/table.js';
+import { clip, printTable, uniqueShortIds, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
@@ -11,8 +11,8 @@ export interface RunsFlags extends ServiceFlags {
   status?: RunStatus;
 }
 
-function row(run: RunResponse): string[] {
-  return [shortId(run.id), run.status, run.agent_type, when(run.created_at), clip(run.prompt, 200)];
+function row(run: RunResponse, id: string): string[] {
+  return [id, run.status, run.agent_type, when(run.created_at), clip(run.prompt, 200)];
 }
 
 /** `mada runs`: the caller's stored runs, newest first. */
@@ -27,7 +27,8 @@ export async function runsCommand(flags: RunsFlags, terminal: Terminal): Promise
     terminal.print(flags.status === undefined ? 'No runs yet. Start one with: mada chat' : `No ${flags.status} runs.`);
     return EXIT_OK;
   }
-  printTable([['ID', 'STATUS', 'AGENT', 'CREATED', 'PROMPT'], ...list.runs.map(row)], terminal, new Set(), true);
+  const ids = uniqueShortIds(list.runs.map((run) => run.id));
+  printTable([['ID', 'STATUS', 'AGENT', 'CREATED', 'PROMPT'], ...list.runs.map((run, index) => row(run, ids[index]!))], terminal, new Set(), true);
   terminal.print(terminal.style('dim', `${list.runs.length} of ${list.total} · follow one with: mada attach <id>`));
   return EXIT_OK;
 }

@@ -1,7 +1,7 @@
 import type { ConversationResponse } from '@mada/protocol';
 import { resolveSettings } from '../config/resolve.js';
 import { EXIT_OK } from '../errors.js';
-import { clip, printTable, shortId, when } from '../ui/table.js';
+import { clip, printTable, uniqueShortIds, when } from '../ui/table.js';
 import type { Terminal } from '../ui/terminal.js';
 import { apiFlag, clientFor, type ServiceFlags } from './service.js';
 
@@ -10,10 +10,10 @@ export interface SessionsFlags extends ServiceFlags {
   limit: number;
 }
 
-function row(conversation: ConversationResponse): string[] {
+function row(conversation: ConversationResponse, id: string): string[] {
   const title = conversation.title ?? '(untitled)';
   return [
-    shortId(conversation.id),
+    id,
     conversation.agent_type,
     when(conversation.updated_at ?? conversation.created_at),
     String(conversation.total_tokens),
@@ -33,7 +33,8 @@ export async function sessionsCommand(flags: SessionsFlags, terminal: Terminal):
     terminal.print('No sessions yet. Start one with: mada chat');
     return EXIT_OK;
   }
-  printTable([['ID', 'AGENT', 'UPDATED', 'TOKENS', 'TITLE'], ...list.conversations.map(row)], terminal, new Set([3]), true);
+  const ids = uniqueShortIds(list.conversations.map((conversation) => conversation.id));
+  printTable([['ID', 'AGENT', 'UPDATED', 'TOKENS', 'TITLE'], ...list.conversations.map((conversation, index) => row(conversation, ids[index]!))], terminal, new Set([3]), true);
   terminal.print(terminal.style('dim', `${list.conversations.length} of ${list.total} · resume one with: mada chat --resume <id>`));
   return EXIT_OK;
 }

@@ -39,5 +39,41 @@ export function clip(text: string, max: number): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** The first 8 characters of an id: what the tables show, and enough for every command that takes one. */
-export const shortId = (id: string): string => id.slice(0, 8);
+/** The fewest characters of an id shown: the first group of a UUID (the commands' MIN_PREFIX). */
+const SHORT_ID = 8;
+
+const commonPrefix = (a: string, b: string): number => {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n += 1;
+  return n;
+};
+
+/**
+ * Each of `ids` cut to its shortest prefix of at least 8 characters that no other of them starts
+ * with, in the order given: what a list shows, so that any id it shows can be typed back as it is.
+ * The longest prefix an id shares with any other is the one it shares with a neighbour in sorted
+ * order, so sorting once makes this O(n log n).
+ */
+export function uniqueShortIds(ids: readonly string[]): string[] {
+  const sorted = [...new Set(ids.map((id) => id.toLowerCase()))].sort();
+  const lengths = new Map<string, number>();
+  sorted.forEach((id, index) => {
+    const shared = Math.max(index > 0 ? commonPrefix(id, sorted[index - 1]!) : 0, index + 1 < sorted.length ? commonPrefix(id, sorted[index + 1]!) : 0);
+    lengths.set(id, Math.min(id.length, Math.max(SHORT_ID, shared + 1)));
+  });
+  return ids.map((id) => id.slice(0, lengths.get(id.toLowerCase())));
+}
+
+/** How long ago `iso` was, in one short word (`3m ago`, `5h ago`, `12d ago`): fits a narrow column. */
+export function ago(iso: string, now: number): string {
+  const minutes = Math.max(0, Math.floor((now - Date.parse(iso)) / 60_000));
+  if (minutes < 1) return 'just now';
+  if (minutes < 60) return `${minutes}m ago`;
+  if (minutes < 48 * 60) return `${Math.floor(minutes / 60)}h ago`;
+  return `${Math.floor(minutes / (24 * 60))}d ago`;
+}
+
+/** The local date alone: a key's creation or expiry. */
+export function day(iso: string): string {
+  return when(iso).slice(0, 10);
+}

@@ -39,7 +39,9 @@ function sqliteType(table: string, column: PgColumn): ColumnBuilder {
     case 'PgVarchar':
       if (is(column, PgVarchar)) return text(column.name, { length: column.length });
       break;
+    // SQLite's integers are 64-bit already; read as JS numbers, like bigint's 'number' mode (exact below 2^53).
     case 'PgInteger':
+    case 'PgBigInt53':
       return integer(column.name);
     case 'PgBoolean':
       return integer(column.name, { mode: 'boolean' });

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import type { ApprovalStatus } from '../approval-repository.js';
 import type { RunStatus } from '../run-repository.js';
 
@@ -74,7 +74,9 @@ export const userDailyUsage = pgTable(
     userId: varchar('user_id', { length: 255 }).notNull(),
     day: ts('day').notNull(),
     runs: integer('runs').notNull().default(0),
-    tokens: integer('tokens').notNull().default(0),
+    // 64-bit: a team's day of tokens passes 2^31 (a 32-bit sum would fail every run's last write).
+    // Read as a JS number, exact below 2^53.
+    tokens: bigint('tokens', { mode: 'number' }).notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.userId, t.day] })],
 );

@@ -14,8 +14,10 @@ export interface HealthOptions {
   facts?: () => Promise<Record<string, string>>;
   /** The default model as the runtime last described it (no request to the runtime here). */
   model?: () => ModelInfo;
-  /** Configured models the runtime said it does not have, and its reason. */
+  /** Configured models the runtime said it does not have when it last described them, and its reason. */
   missingModels?: () => { name: string; reason: string }[];
+  /** Configured models the runtime's listing (the `model` check's request) lacks; undefined: it gave no listing. */
+  unlistedModels?: () => Promise<string[] | undefined>;
   /** Whether users share ALLOWED_PATHS (`shared`) or each has a workspace of their own. */
   tenancy?: () => Promise<Tenancy>;
 }
@@ -58,7 +60,9 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
       const checks: Record<string, string> = { database: databaseState ?? 'error' };
       dependencies.forEach(([name], i) => (checks[name] = results[i] ?? 'error'));
       Object.assign(checks, (await facts?.()) ?? {});
-      const missing = options.missingModels?.() ?? [];
+      const missing = missingModels(options.missingModels?.() ?? [], (await options.unlistedModels?.()) ?? []);
+      // One view of a missing model: `checks.model` is `missing` exactly while `missing_models` names one.
+      if (missing.length > 0) checks.model = 'missing';
       // `unknown`: the runtime answered without listing its models (a proxy, a server without the
       // listing); nothing is known to be wrong, so it does not make the service degraded.
       const healthy = results.every((r) => r === 'ok' || r === 'unknown') && missing.length === 0;
@@ -69,3 +73,12 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthOptions> = async (app, op
     },
   );
 };
+
+/** What the listing says besides: a model it lacks that was not described as missing (yet: that is asked every 5 minutes). */
+const NOT_LISTED = "not in the runtime's list of models";
+
+/** Each missing configured model once: the runtime's own reason where it gave one, else that its listing lacks it. */
+function missingModels(described: readonly { name: string; reason: string }[], unlisted: readonly string[]): { name: string; reason: string }[] {
+  const named = new Set(described.map((model) => model.name));
+  return [...described, ...unlisted.filter((name) => !named.has(name)).map((name) => ({ name, reason: NOT_LISTED }))];
+}

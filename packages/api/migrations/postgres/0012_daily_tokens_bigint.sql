@@ -1,0 +1,1 @@
+ALTER TABLE "user_daily_usage" ALTER COLUMN "tokens" SET DATA TYPE bigint;
