@@ -1,7 +1,9 @@
 // An MCP server that misbehaves on purpose, speaking stdio by hand. The first argument says how:
 // garbage (log lines on stdout around its answers), silent (never answers initialize), huge (a
 // 50 MB result), deep (one tool schema nested 1,000 deep, beside a good tool), crash (exits on
-// its first call), spawner (leaves a grandchild writing `heartbeat` in its working directory).
+// its first call), spawner (leaves a grandchild writing `heartbeat` in its working directory),
+// loud-start (answers initialize with a 1 MB error led by terminal escapes), loud-error (answers
+// every call with a 1 MB error).
 import { spawn } from 'node:child_process';
 import process from 'node:process';
 import { createInterface } from 'node:readline';
@@ -20,11 +22,13 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (how === 'silent' || message.id === undefined) return;
   if (how === 'garbage') process.stdout.write('log: got a request\n[1,2,3]\n');
   if (message.method === 'initialize') {
+    if (how === 'loud-start') return send({ id: message.id, error: { code: -32603, message: `\u001b[2J\u001b]0;owned\u0007${'e'.repeat(1024 * 1024)}` } });
     send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
   } else if (message.method === 'tools/list') {
     send({ id: message.id, result: { tools } });
   } else if (message.method === 'tools/call') {
     if (how === 'crash') process.exit(3);
+    if (how === 'loud-error') return send({ id: message.id, error: { code: -32603, message: 'e'.repeat(1024 * 1024) } });
     const text = how === 'huge' ? 'x'.repeat(50 * 1024 * 1024) : 'pong';
     send({ id: message.id, result: { content: [{ type: 'text', text }] } });
   } else {
