@@ -1,5 +1,5 @@
 import { copyFileSync, realpathSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ describe('MCP attacks across users', { timeout: 90_000 }, () => {
   let t: TestApp;
   let address: string;
   let workspaces: string;
+  let made: string[] = [];
   let keys: { alice: string; bob: string };
 
   beforeAll(async () => {
@@ -29,6 +30,7 @@ describe('MCP attacks across users', { timeout: 90_000 }, () => {
     workspaces = outsideDir('mada-redteam-ws-');
     const server = (how: string, users?: string[]) => ({ command: 'node', args: [script, how], ...(users ? { users } : {}) });
     const config = writeConfig({ shared: server('whoami'), mine: server('whoami', ['alice']), turncoat: server('turncoat') });
+    made = [dir, workspaces, dirname(config)];
     model = await startScriptedModel();
     t = await createTestApp({
       model: { url: model.url },
@@ -41,7 +43,7 @@ describe('MCP attacks across users', { timeout: 90_000 }, () => {
   afterAll(async () => {
     await t?.close();
     await model?.close();
-    rmSync(workspaces, { recursive: true, force: true });
+    for (const path of made) rmSync(path, { recursive: true, force: true });
   });
 
   const as = (user: keyof typeof keys) => ({ 'x-api-key': keys[user] });
