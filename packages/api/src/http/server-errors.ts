@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { setFramingHeaders } from './frame-guard.js';
 
 /** The request line and headers together may take this many bytes (Node's own default). */
 export const MAX_HEADER_BYTES = 16_384;
@@ -54,8 +55,14 @@ export function refuseExpectation(_request: IncomingMessage, response: ServerRes
   response.end(body);
 }
 
-/** Errors Fastify's router raises before any route runs (bad percent-encoding in the URL). */
+/**
+ * Errors Fastify's router raises before any route runs (bad percent-encoding in the URL): before
+ * the onRequest hooks too, so the headers every other answer gets are set here, and a policy
+ * under which the error loads nothing (whatever path it was, `/app/` included).
+ */
 export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  setFramingHeaders(reply);
+  reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
   if (error.code === 'FST_ERR_BAD_URL') return void reply.code(400).send({ detail: 'Malformed URL: bad percent-encoding' });
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return void reply.code(414).send({ detail: 'Request line is too long' });
   reply.code(error.statusCode ?? 500).send({ detail: error.statusCode !== undefined && error.statusCode < 500 ? error.message : 'Internal Server Error' });

@@ -82,6 +82,11 @@ function serverOf(name: string, entry: unknown, path: string): McpServerConfig {
   if (!/^[A-Za-z0-9_-]+$/.test(name) || name.length > MAX_SERVER_NAME) {
     throw new McpConfigError(`${path}: server ${quoted} cannot make tool names mcp__<server>__<tool>: a server name is 1 to ${MAX_SERVER_NAME} letters, digits, "_" or "-"`);
   }
+  // Otherwise mcp__<server>__<tool> reads two ways: server "gh" could list a tool "ent__wipe" and
+  // get the calls, and the approval rules (`mcp__gh__ent__*`), meant for server "gh__ent".
+  if (name.includes('__') || name.endsWith('_')) {
+    throw new McpConfigError(`${path}: server ${quoted}: a server name may not hold "__" nor end in "_": its tools' names would read as another server's`);
+  }
   const raw = entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? (entry as Record<string, unknown>) : undefined;
   if (raw === undefined) throw new McpConfigError(`${path}: server ${quoted} must be an object`);
   if (raw.type === 'sse') throw new McpConfigError(`${path}: server ${quoted}: the old SSE transport is not supported; use the server's Streamable HTTP endpoint ("type": "http")`);

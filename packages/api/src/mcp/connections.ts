@@ -4,6 +4,7 @@ import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult, type 
 import type { PathSandbox } from '../tools/sandbox/paths.js';
 import type { ToolSettings } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
+import { cutText } from '../tools/text.js';
 import { errorMessage } from '../util/error-message.js';
 import type { Log } from '../util/log.js';
 import { VERSION } from '../version.js';
@@ -14,6 +15,8 @@ import { startServerProcess } from './server-process.js';
 
 /** One JSON-RPC message (or HTTP response) from a server may be at most this big. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** What of a server's error text reaches a run (its events, the model) and the logs. */
+export const MAX_REASON_CHARS = 2000;
 /** Listing stops here: a server offering thousands of tools would fill any window anyway. */
 const MAX_TOOL_PAGES = 10;
 const MAX_TOOLS = 512;
@@ -225,10 +228,17 @@ function timeoutText(error: unknown, timeoutMs: number): string | undefined {
   return /timed out|timeout/i.test(errorMessage(error)) ? `it did not answer within ${timeoutMs / 1000} s` : undefined;
 }
 
-/** `text` with every value of the server's `env` and `headers` (four characters or more) replaced. */
+/**
+ * `text` with every value of the server's `env` and `headers` (four characters or more) replaced,
+ * as its events and logs may show it: the server's own words (an error message it answered with)
+ * are cut to MAX_REASON_CHARS and their control characters replaced, so a hostile server puts
+ * neither a megabyte into every run's events nor terminal escapes into anyone's terminal.
+ */
 export function redact(server: McpServerConfig, text: string): string {
   const secrets = Object.values(server.kind === 'stdio' ? server.env : server.headers).filter((value) => value.length >= 4);
   let out = text;
   for (const secret of secrets) out = out.split(secret).join('[redacted]');
-  return out;
+  // eslint-disable-next-line no-control-regex
+  const { text: kept, cut } = cutText(out.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd'), MAX_REASON_CHARS);
+  return cut ? `${kept} [cut at ${MAX_REASON_CHARS} characters]` : kept;
 }

@@ -31,6 +31,9 @@ describe('approval rules for MCP tools', () => {
     expect(decide(call(true), 'plan', rules())).toMatchObject({ action: 'ask' });
     expect(decide(call(true), 'default', rules({ tool: 'mcp__github__*', action: 'allow' }))).toMatchObject({ action: 'allow' });
     expect(decide(call(true), 'default', rules({ tool: 'mcp__gitlab__*', action: 'allow' }))).toMatchObject({ action: 'ask' });
+    // A server's rule covers its own tools only: `mcp__git__*` is not server "github"'s, nor is a name of another case.
+    expect(decide(call(true), 'default', rules({ tool: 'mcp__git__*', action: 'allow' }))).toMatchObject({ action: 'ask' });
+    expect(decide(call(true), 'default', rules({ tool: 'mcp__GitHub__*', action: 'allow' }))).toMatchObject({ action: 'ask' });
     expect(decide(call(true), 'auto_accept', rules())).toMatchObject({ action: 'allow' });
     expect(decide(call(true), 'auto_accept', rules({ tool: 'mcp__*', action: 'deny' }))).toMatchObject({ action: 'deny' });
     expect(decide(call(false), 'default', rules())).toMatchObject({ action: 'allow' });

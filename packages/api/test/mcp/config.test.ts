@@ -34,6 +34,14 @@ describe('MCP_CONFIG_FILE', () => {
     expect(() => parse('{"mcpServers": {"has space": {"command": "x"}}}')).toThrow(/server "has space" cannot make tool names mcp__<server>__<tool>/);
     expect(() => parse(`{"mcpServers": {"${'a'.repeat(57)}": {"command": "x"}}}`)).toThrow(/cannot make tool names/);
     expect(() => parse('{"mcpServers": {"old": {"type": "sse", "url": "https://x.example/sse"}}}')).toThrow(/the old SSE transport is not supported/);
+    // mcp__gh__ent__wipe would be server "gh"'s tool "ent__wipe" as well as server "gh__ent"'s
+    // "wipe": whichever a rule `mcp__gh__ent__*` was written for, the other could claim it.
+    for (const name of ['gh__ent', 'gh_', '__gh', 'a___b']) {
+      expect(() => parse(`{"mcpServers": {"gh": {"command": "x"}, "${name}": {"command": "y"}}}`), name).toThrow(
+        `/etc/mada/mcp.json: server "${name}": a server name may not hold "__" nor end in "_": its tools' names would read as another server's`,
+      );
+    }
+    expect(parse('{"mcpServers": {"_gh": {"command": "x"}, "g_h-1": {"command": "y"}}}').map((server) => server.name)).toEqual(['_gh', 'g_h-1']);
     expect(() => parse('{"mcpServers": {"u": {"url": "ftp://x.example"}}}')).toThrow(/server "u": url: /);
     expect(() => parse('{"mcpServers": {"u": {"command": "x", "users": ["../root"]}}}')).toThrow(/server "u": users/);
     expect(() => parse('{"servers": {}}')).toThrow('/etc/mada/mcp.json must hold {"mcpServers": {"<name>": {...}}}');

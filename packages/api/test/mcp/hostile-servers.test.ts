@@ -88,6 +88,17 @@ describe('hostile MCP servers', { timeout: 60_000 }, () => {
     expect(thinkingTexts(second.events).join('\n')).toMatch(/MCP server "fragile" is unavailable, so its tools are left out: it stopped: the server exited \(code 3\); it is tried again in \d+ s/);
   });
 
+  it("cuts a server's megabyte error, and drops its terminal escapes, before it reaches the run's events or the model", async () => {
+    await boot({ loud: 'loud-error', garbled: 'loud-start' });
+    model.push(scripted.toolCalls({ name: 'mcp__loud__ping', arguments: {} }), scripted.text('done'));
+    const { run, events } = await runToEnd(address, {});
+    expect(run.status).toBe('succeeded');
+    expect(toolResultBefore(model, 1)).toMatch(/^Error: MCP server "loud": MCP error -32603: e{100,} \[cut at 2000 characters\]$/);
+    const notice = thinkingTexts(events).find((text) => text.startsWith('MCP server "garbled"'));
+    expect(notice).toMatch(/^MCP server "garbled" is unavailable, so its tools are left out: it failed to start: MCP error -32603: \uFFFD\[2J\uFFFD\]0;owned\uFFFDe+ \[cut at 2000 characters\]$/);
+    expect(JSON.stringify(events).length).toBeLessThan(100_000);
+  });
+
   /** Whether `dir/heartbeat` grows within a second: it stops once everything the server started is gone. */
   const heartbeatGrows = async (dir: string): Promise<boolean> => {
     const size = (): number => statSync(join(dir, 'heartbeat')).size;

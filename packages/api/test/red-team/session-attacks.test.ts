@@ -106,6 +106,27 @@ describe('console session attacks', () => {
     }
   });
 
+  it("every /app/ answer, errors and the router's own included, loads nothing from elsewhere and is never sniffed", async () => {
+    const answers = [
+      ['GET', '/app/'],
+      ['GET', '/app/runs/not-a-file'],
+      ['GET', '/app/assets/app.js'],
+      ['GET', '/app/assets/missing.js'],
+      ['GET', '/app/assets/%2e%2e/x'],
+      ['HEAD', '/app/'],
+      ['GET', '/app/%ZZ<script>'],
+      ['GET', '/app/assets/%E0%A4%A'],
+    ] as const;
+    for (const [method, path] of answers) {
+      const answer = await send(address, { method, path });
+      const policy = String(answer.headers['content-security-policy']);
+      expect(policy, `${method} ${path}`).toMatch(/default-src 'none'/);
+      expect(policy, `${method} ${path}`).toMatch(/frame-ancestors 'none'/);
+      expect(policy, `${method} ${path}`).not.toMatch(/unsafe-inline|unsafe-eval/);
+      expect(answer.headers['x-content-type-options'], `${method} ${path}`).toBe('nosniff');
+    }
+  });
+
   it('id prefixes: the service resolves none, so a prefix of another user\'s id answers as a made-up one', async () => {
     const unknown = await send(address, { path: '/runs/0b0c1d2e', headers: { 'x-api-key': bob } });
     const conversation = await send(address, { path: '/conversations/0b0c1d2e', headers: { 'x-api-key': bob } });
