@@ -2,6 +2,7 @@ import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pidAlive } from './pid-alive.js';
 
 /**
  * One temporary directory per service process, for the files it stages once and keeps for its
@@ -49,16 +50,6 @@ export function removeProcessDir(): void {
   own = undefined;
 }
 
-/** Whether `pid` names a running process (one of another account's counts: it cannot be signalled, but it is there). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes from `root` the process directories of this pid namespace whose process has ended.
  * Only real directories of this account: a link or another account's entry of the same name in
@@ -72,7 +63,7 @@ export async function sweepProcessDirs(root: string): Promise<string[]> {
     const match = NAME.exec(name);
     if (match === null || match[1] !== namespace) continue;
     const pid = Number(match[2]);
-    if (pid === process.pid || running(pid)) continue;
+    if (pid === process.pid || pidAlive(pid)) continue;
     const path = join(root, name);
     try {
       const stats = await lstat(path);
