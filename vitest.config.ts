@@ -15,6 +15,8 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     // A TMPDIR of the suite's own, checked at the end for processes and directories left behind.
     globalSetup: ['test/helpers/suite-leftovers.ts'],
+    // In every worker: temp directories removed when a file ends, exit hooks run when vitest ends the worker.
+    setupFiles: ['test/helpers/worker-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // Once more after a failure. Both flakes it was added for are understood and fixed: slirp4netns

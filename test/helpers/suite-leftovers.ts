@@ -19,6 +19,33 @@ const CACHES = [/^tsx-\d+$/, /^node-compile-cache$/];
 /** The parent of `pid`, from /proc/<pid>/stat (the field after the command's closing parenthesis). */
 const parentOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, '').split(' ')[1]);
 
+/** The suite's own workers still running: children of this process that run vitest. */
+function workers(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      if (parentOf(pid) === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('vitest')) found.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+const WORKERS_WAIT_MS = 15_000;
+
+/**
+ * vitest runs this teardown before its last workers have exited (it stops a file's worker without
+ * waiting): looking earlier finds what a worker is still removing, or a process it started that
+ * ends with it. Bounded: vitest kills a worker that does not end.
+ */
+async function workersEnded(): Promise<void> {
+  const deadline = Date.now() + WORKERS_WAIT_MS;
+  while (workers().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 /**
  * Processes whose working directory, command line or TMPDIR lies in `root`: the suite's own
  * workers (children of this process) excepted.
@@ -41,13 +68,14 @@ function processesUsing(root: string): { pid: number; command: string }[] {
   return found;
 }
 
-export default function setup(): () => void {
+export default function setup(): () => Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'mada-suite-'));
   // As /tmp lets them: tests that run a program as another account (PostgreSQL's initdb as
   // postgres) reach the directories they open up for it below this one.
   chmodSync(root, 0o755);
   process.env.TMPDIR = root;
-  return () => {
+  return async () => {
+    await workersEnded();
     const processes = processesUsing(root);
     for (const { pid } of processes) {
       try {

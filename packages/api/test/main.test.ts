@@ -1,12 +1,12 @@
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runServiceToExit, startService, type ServiceProcess } from './support/service-process.js';
 import { locateProgram } from '../src/tools/sandbox/exec/program-path.js';
+import { tempDir } from '../../../test/helpers/temp-dirs.js';
 
-const workdir = () => realpathSync(mkdtempSync(join(tmpdir(), 'mada-main-')));
+const workdir = () => tempDir('mada-main-');
 let running: ServiceProcess | undefined;
 let slowServer: Server | undefined;
 afterEach(() => {

@@ -26,6 +26,7 @@ const HARMLESS: Record<string, string> = {
   // Copies of the host's own files, the same for every service in the process.
   'tools/sandbox/system-view.ts stagedEtc': "the staged copy of the host's /etc",
   'tools/sandbox/user-network.ts stagedResolvConfs': "the sandbox's resolv.conf, made from the host's",
+  'util/process-dir.ts own': "the process's own temp directory, where those copies live",
   // A worker thread's own connection, reused by the tasks it runs: not the service's module scope.
   'db/large-text-worker.ts sqlite': "the large text worker's read-only SQLite connection",
   'db/large-text-worker.ts postgres': "the large text worker's PostgreSQL client",

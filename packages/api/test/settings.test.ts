@@ -1,10 +1,11 @@
-import { mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSettings, parseDatabaseUrl, SettingsError } from '../src/settings.js';
+import { tempDir } from '../../../test/helpers/temp-dirs.js';
 
-const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'mada-settings-')));
+const cwd = tempDir('mada-settings-');
 const load = (env: Record<string, string>) => loadSettings(env, cwd);
 const errorOf = (env: Record<string, string>): string => {
   try {

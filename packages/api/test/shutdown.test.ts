@@ -1,10 +1,8 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readRunEvents, type EventFrame } from './support/run-events.js';
 import { startService, type ServiceProcess } from './support/service-process.js';
+import { tempDir } from '../../../test/helpers/temp-dirs.js';
 
 const SHUTTING_DOWN = { detail: 'Service is shutting down' };
 const json = { 'content-type': 'application/json' };
@@ -16,7 +14,7 @@ describe('SIGTERM with runs in progress', () => {
 
   beforeEach(async () => {
     model = await startScriptedModel();
-    workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-shutdown-')));
+    workdir = tempDir('mada-shutdown-');
   });
   afterEach(async () => {
     if (service && service.child.exitCode === null) service.child.kill('SIGKILL');

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import { startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { tempDir } from '../../../test/helpers/temp-dirs.js';
 import { createTestApp, type TestApp } from '../../api/test/support/app.js';
 
 /** The system's Chromium (Debian `chromium`; .ci/run installs it): nothing is downloaded. */
@@ -19,7 +19,7 @@ const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 /** The console built from this checkout into a fresh directory (the one `npm start` serves is left alone). */
 export function buildConsole(): string {
-  const out = mkdtempSync(join(tmpdir(), 'mada-web-'));
+  const out = tempDir('mada-web-');
   const vite = join(dirname(createRequire(join(WEB_DIR, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
   execFileSync(process.execPath, [vite, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], { cwd: WEB_DIR, stdio: 'pipe' });
   return out;

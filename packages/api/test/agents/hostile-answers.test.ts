@@ -1,5 +1,4 @@
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { HOSTILE_CORPUS } from '../model/corpus/text-tool-calls.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { withHealthChecks as checkHealthDuring } from '../support/health-checks.js';
 import { parseFrames } from '../support/sse.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 /**
  * EXTENSIONS.md sections 1 and 5: a model's answer is text a hostile repository can steer, and
@@ -21,7 +21,7 @@ let service: ServiceProcess;
 let workdir: string;
 
 beforeAll(async () => {
-  workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-hostile-')));
+  workdir = tempDir('mada-hostile-');
   writeFileSync(join(workdir, 'found.txt'), 'needle\n');
   model = await startScriptedModel();
   service = await startService({ LLM_BASE_URL: model.url, SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir }, workdir);

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { READ_MAX_WINDOW_CHARS } from '../../src/tools/read-file.js';
 import { withHealthChecks } from '../support/health-checks.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { parseFrames } from '../support/sse.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 /**
  * EXTENSIONS.md section 1: no tool input can stall the service. A model steered by a hostile
@@ -24,7 +24,7 @@ let openaiService: ServiceProcess;
 let workdir: string;
 
 beforeAll(async () => {
-  workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-hostile-args-')));
+  workdir = tempDir('mada-hostile-args-');
   model = await startScriptedModel();
   const env = { SEARCH_ENGINE_URL: model.url, ALLOWED_PATHS: workdir, LLM_NUM_CTX: '8000000', TOOL_TIMEOUT_SECONDS: '5' };
   service = await startService({ ...env, LLM_BASE_URL: model.url }, workdir);

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { readRunEvents } from '../support/run-events.js';
 import { until } from '../support/until.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 const KEYS = { ann: 'ann-key-0123456789', bob: 'bob-key-0123456789' };
 const ENDED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
@@ -212,7 +212,7 @@ describe.each(DIALECTS)('approvals on %s', (dialect) => {
   });
 
   it('still refuses on a deny rule in auto_accept, and applies a rule for `npm publish` to `npm --loglevel info publish`, `\'npm\' publish` and `true && npm publish`', async () => {
-    const rulesFile = join(mkdtempSync(join(tmpdir(), 'mada-rules-')), 'rules.json');
+    const rulesFile = join(tempDir('mada-rules-'), 'rules.json');
     writeFileSync(rulesFile, JSON.stringify({ rules: [{ tool: 'bash', match: 'npm publish', action: 'deny' }] }));
     await boot({ APPROVAL_RULES_FILE: rulesFile });
     const commands = ['npm --loglevel info publish', "'npm' publish", 'true && npm publish'];

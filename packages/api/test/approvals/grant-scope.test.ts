@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { until } from '../support/until.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 const KEY = 'ann-key-0123456789';
 const HEADERS = { 'x-api-key': KEY, 'content-type': 'application/json' };
@@ -37,7 +37,7 @@ describe.each(DIALECTS)('approve_always grants stay inside their working directo
 
   beforeEach(async () => {
     model = await startScriptedModel();
-    const rulesFile = join(mkdtempSync(join(tmpdir(), 'mada-rules-')), 'rules.json');
+    const rulesFile = join(tempDir('mada-rules-'), 'rules.json');
     writeFileSync(rulesFile, JSON.stringify(RULES));
     t = await createTestApp({ dialect, model: { url: model.url }, env: { API_KEYS: `ann:${KEY}`, RATE_LIMIT_PER_MINUTE: '0', APPROVAL_RULES_FILE: rulesFile } });
     address = await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { readRunEvents } from '../support/run-events.js';
 import { until } from '../support/until.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 const KEY = 'ann-key-0123456789';
 const HEADERS = { 'x-api-key': KEY, 'content-type': 'application/json' };
@@ -224,7 +224,7 @@ describe.each(DIALECTS)('changes outside the working directory on %s', (dialect)
   });
 
   it('lets an operator\'s allow rule that names the call change outside without asking', async () => {
-    const rulesFile = join(mkdtempSync(join(tmpdir(), 'mada-rules-')), 'rules.json');
+    const rulesFile = join(tempDir('mada-rules-'), 'rules.json');
     writeFileSync(rulesFile, JSON.stringify({ rules: [{ tool: 'write_file', match: '/**/b/src/**', action: 'allow' }] }));
     await t.close();
     await boot({ APPROVAL_RULES_FILE: rulesFile });

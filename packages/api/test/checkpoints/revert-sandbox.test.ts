@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { CheckpointService } from '../../src/checkpoints/checkpoint-service.js';
 import type { RunRecord } from '../../src/db/run-repository.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 /*
  * A revert writes only inside the sandbox: with the sandbox on (SANDBOX_ENABLED=true) but not
@@ -15,7 +15,7 @@ let scratch: string;
 let workingDir: string;
 let savedPath: string | undefined;
 beforeEach(() => {
-  scratch = realpathSync(mkdtempSync(join(tmpdir(), 'mada-revert-sandbox-')));
+  scratch = tempDir('mada-revert-sandbox-');
   workingDir = join(scratch, 'wd');
   mkdirSync(workingDir);
   savedPath = process.env.PATH;

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startService, timeHealth, type ServiceProcess } from '../support/service-process.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 /**
  * EXTENSIONS.md section 1: no tool input can stall the service, and GET /health answers within a
@@ -23,7 +23,7 @@ let workdir: string;
 
 /** A file whose one line makes `(a+)+$` backtrack for ever, and a deep tree of long `a` names. */
 function hostileWorkdir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-stall-')));
+  const dir = tempDir('mada-stall-');
   writeFileSync(join(dir, 'trap.txt'), `${'a'.repeat(40)}!\n`);
   writeFileSync(join(dir, 'plain.txt'), 'needle\n');
   let deep = dir;
@@ -39,7 +39,7 @@ beforeEach(async () => {
   workdir = hostileWorkdir();
   model = await startScriptedModel();
   cleanups.push(() => model.close());
-  const noRipgrep = mkdtempSync(join(tmpdir(), 'mada-empty-path-'));
+  const noRipgrep = tempDir('mada-empty-path-');
   service = await startService(
     {
       PATH: noRipgrep,

@@ -1,12 +1,12 @@
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ScriptedModel } from '@mada/testkit';
 import { expect } from 'vitest';
 import type { TestApp } from '../support/app.js';
 import { readRunEvents } from '../support/run-events.js';
 import { until } from '../support/until.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 const require = createRequire(import.meta.url);
 
@@ -22,7 +22,7 @@ export type Json = Record<string, unknown>;
 const ENDED = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
 
 /** A fresh directory outside every workspace (and so outside the sandbox's view, unless listed). */
-export const outsideDir = (prefix: string): string => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+export const outsideDir = (prefix: string): string => tempDir(prefix);
 
 /** Writes an MCP_CONFIG_FILE in a directory of its own; returns its path. */
 export function writeConfig(servers: Record<string, unknown>): string {

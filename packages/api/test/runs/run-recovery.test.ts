@@ -1,12 +1,10 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 import { readRunEvents } from '../support/run-events.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { until } from '../support/until.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 /**
  * EXTENSIONS.md section 2, restarts and crashes: the service is a real process killed with SIGKILL
@@ -45,7 +43,7 @@ describe.each(DIALECTS)('a service killed with SIGKILL mid-run, on %s', (dialect
   }
 
   it('shows the run interrupted with the events it stored, and frees its conversation for the next turn', async () => {
-    workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-restart-')));
+    workdir = tempDir('mada-restart-');
     database = await createTestDatabase(dialect);
     cleanups.push(() => database.drop());
     model = await startScriptedModel();

@@ -1,11 +1,9 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.js';
 import { followRunEventsOver, readRunEvents, type EventFrame } from '../support/run-events.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 
 /**
  * EXTENSIONS.md section 2, several replicas: two real service processes on one PostgreSQL database.
@@ -30,7 +28,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas on one PostgreSQL database', (
   let b: ServiceProcess;
 
   beforeEach(async () => {
-    const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-replicas-')));
+    const workdir = tempDir('mada-replicas-');
     database = await createTestDatabase('postgres');
     cleanups.push(() => database.drop());
     model = await startScriptedModel();

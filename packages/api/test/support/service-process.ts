@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** The entry point `npm start` runs: the TypeScript compiler's output (`npm run build`). */
@@ -17,17 +17,30 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
+/** Every service a test file started that has not exited yet. */
+const running = new Set<ChildProcess>();
+// A test that times out never reaches its own clean-up, and its service would outlive the suite
+// (killed only by the suite's leftover check): the file's end stops whatever is still running.
+if (process.env.VITEST !== undefined) {
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
 /**
  * Runs the real service entry point as a child process: TypeScript through tsx, or with `built`
  * the compiled service as `npm start` runs it (the caller builds it first).
  */
 export function spawnService(env: Record<string, string>, cwd: string, options: { built?: boolean } = {}): ChildProcess {
   const args = options.built ? [BUILT_MAIN] : ['--conditions=mada-source', '--import', TSX, MAIN];
-  return spawn(process.execPath, args, {
+  const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 /** Starts the service and resolves once it listens, with the address it logged. */

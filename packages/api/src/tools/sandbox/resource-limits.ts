@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pidAlive } from '../../util/pid-alive.js';
 
 export interface ResourceLimits {
   /** SANDBOX_MEMORY_MB: the address space of each process. */
@@ -142,16 +143,6 @@ function charged(dir: string): boolean {
 
 const OURS = /^mada-(\d+)-/;
 
-/** Whether a process with this pid exists (EPERM: it does, it is someone else's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes the empty pool cgroups of services that died without cleaning up (killed, crashed). */
 function removeAbandoned(base: string): void {
   let names: string[];
@@ -162,7 +153,7 @@ function removeAbandoned(base: string): void {
   }
   for (const name of names) {
     const pid = Number(OURS.exec(name)?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
     try {
       rmdirSync(join(base, name));
     } catch {

@@ -1,7 +1,8 @@
-import { existsSync, lstatSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { chmod, cp, lstat, mkdir, mkdtemp, readdir, realpath, stat } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { processDir } from '../../util/process-dir.js';
 import { isWithin } from './paths.js';
 
 /** One entry of the file-system view, in bubblewrap's terms. */
@@ -68,8 +69,8 @@ export function stageEtc(): Promise<string> {
 let stagedEtc: Promise<string> | undefined;
 
 async function copyEtc(): Promise<string> {
-  const staged = await mkdtemp(join(tmpdir(), 'mada-etc-'));
-  process.once('exit', () => rmSync(staged, { recursive: true, force: true }));
+  // In the process's own directory, which goes with the process however it ends (process-dir.ts).
+  const staged = await mkdtemp(join(processDir(), 'etc-'));
   for (const entry of ETC_ENTRIES) {
     const source = join('/etc', entry);
     if (!existsSync(source)) continue;

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { processDir } from '../../util/process-dir.js';
 import type { SandboxStatus } from './sandbox-status.js';
 
 /*
@@ -43,8 +43,8 @@ function writeResolvConf(hostResolvConf: string): string {
   } catch {
     // No host resolver configuration: slirp's resolver alone.
   }
-  const dir = mkdtempSync(join(tmpdir(), 'mada-resolv-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  // In the process's own directory, which goes with the process however it ends (process-dir.ts).
+  const dir = mkdtempSync(join(processDir(), 'resolv-'));
   const path = join(dir, 'resolv.conf');
   writeFileSync(path, [`nameserver ${SLIRP_DNS}`, ...kept, ''].join('\n'), { mode: 0o644 });
   return path;

@@ -1,13 +1,13 @@
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isWithin, PathOutsideError, PathSandbox } from '../../../src/tools/sandbox/paths.js';
+import { tempDir } from '../../../../../test/helpers/temp-dirs.js';
 
 let root: string;
 let sandbox: PathSandbox;
 beforeAll(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), 'mada-paths-')));
+  root = tempDir('mada-paths-');
   mkdirSync(join(root, 'src'));
   writeFileSync(join(root, 'src', 'a.ts'), '');
   symlinkSync('/etc/ssl', join(root, 'sslink'));

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,6 +9,7 @@ import {
   shellSubject,
   type ApprovalRule,
 } from '../../../../src/tools/sandbox/command-policy/index.js';
+import { tempDir } from '../../../../../../test/helpers/temp-dirs.js';
 
 const judgeCommand = (rules: readonly ApprovalRule[], command: string) =>
   new ApprovalRuleSet(rules).judge('bash', { kind: 'commands', argvs: parsedArgvs('bash', command, '/home/u') ?? [] }).action;
@@ -55,7 +55,7 @@ describe('approval rules on parsed commands', () => {
   });
 
   describe('another spelling of a command the defaults ask about asks too', () => {
-    const project = mkdtempSync(join(tmpdir(), 'mada-rules-cwd-'));
+    const project = tempDir('mada-rules-cwd-');
     writeFileSync(join(project, 'notes.txt'), 'local changes\n');
     const judgeHere = (command: string) =>
       new ApprovalRuleSet(DEFAULT_APPROVAL_RULES).judge('bash', { kind: 'commands', argvs: parsedArgvs('bash', command, '/home/u') ?? [], cwd: project }).action;
@@ -144,7 +144,7 @@ describe('approval rules on parsed commands', () => {
 });
 
 describe('approval rule files', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mada-rules-'));
+  const dir = tempDir('mada-rules-');
   const file = (name: string, text: string): string => {
     const path = join(dir, name);
     writeFileSync(path, text);
