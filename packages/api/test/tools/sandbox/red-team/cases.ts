@@ -904,6 +904,42 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
       expectOutput: /have been restored/,
     }),
   ),
+  // The service reads a `.env` in its start directory at its next start, if there is one: none
+  // there is no mask in the sandbox, so the file made is found by the snapshot and removed.
+  {
+    name: "python creates the service's .env where there was none (ALLOWED_PATHS=/ at the next start)",
+    tool: 'bash',
+    setup: (a) => rmSync(a.envFile),
+    args: () => python(`open('.env', 'w').write('ALLOWED_PATHS=/\\n')`),
+    expectOutput: /have been restored: .*\.env/,
+  },
+  // `.gitmodules` of a nested or sibling repository: the user's `git submodule update` there
+  // clones what a planted URL serves (and git before 2.24 ran `update = !command`).
+  {
+    name: "python rewrites a nested repository's .gitmodules (URL and update command)",
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      ownRepository(a, 'vendor/lib');
+      a.plant('vendor/lib/.gitmodules', '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+      remember(a, 'vendor/lib/.gitmodules');
+    },
+    args: (a) => python(`open('vendor/lib/.gitmodules', 'w').write('[submodule \\"dep\\"]\\n\\tpath = dep\\n\\turl = ext::${join(a.root, 'tools/payload.sh')}\\n\\tupdate = !${join(a.root, 'tools/payload.sh')}\\n')`),
+    afterwards: userUsesNested('vendor/lib', 'vendor/lib/.gitmodules', 'unchanged'),
+    expectOutput: /have been restored/,
+  },
+  {
+    name: 'python plants a .gitmodules in a sibling repository',
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      ownRepository(a, 'r2');
+      ownRepository(a, 'r3');
+    },
+    args: (a) => ({ ...python(`open('../r3/.gitmodules', 'w').write('[submodule \\"x\\"]\\n\\tpath = x\\n\\turl = ext::${join(a.root, 'tools/payload.sh')}\\n')`), cwd: 'r2' }),
+    afterwards: userUsesNested('r3', 'r3/.gitmodules', 'absent'),
+    expectOutput: /have been restored/,
+  },
   {
     name: 'git init, then python writes a hook into the new repository',
     tool: 'bash',
