@@ -1,7 +1,8 @@
 import type { ToolContext, ToolSettings } from '../tool.js';
 import type { SandboxSpec } from './bubblewrap.js';
 import { isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
-import { bytePath } from '../../util/byte-path.js';
+import { isUtf8 } from 'node:buffer';
+import { bytePath, pathBytes } from '../../util/byte-path.js';
 import { protectedGitPathBytes, protectedGitPaths } from './protected-files.js';
 import { toolchainPaths } from './system-view.js';
 
@@ -63,6 +64,7 @@ export async function sandboxSpec(context: SandboxContext, mode: SandboxMode, se
     writable: mode === 'write',
     network: mode === 'write' && context.settings.sandboxNetwork,
     readOnlyPaths: protectedPathsFor(context, cwd),
+    readOnlyPathBytes: protectedGitPathBytes(cwd, context.sandbox.roots).filter((path) => !isUtf8(pathBytes(path))),
     hiddenPaths: context.sandbox.hiddenPaths,
     toolchains: await context.host.toolchains.for(searchPath, context.settings.sandboxReadPaths, [...context.sandbox.roots, ...usersTerritory(context.settings)]),
     tmpBytes: context.settings.sandboxMemoryMb * 1024 * 1024,

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
@@ -153,6 +153,47 @@ describe('repositories the command did not start in', () => {
     expect(moved.error).toBe('');
     expect(read('r4/.git/config')).toBe(config);
     expect(existsSync(path('vendor'))).toBe(false);
+  });
+});
+
+describe('repositories around the command named by bytes that are not UTF-8', () => {
+  it('binds their hooks and config read-only (bubblewrap --args), so a write fails rather than being put back after', async () => {
+    // `odd\xff`: a name no text path reaches; a `gitdir:` file of the working tree leads there.
+    mkdirSync(path('plain'));
+    git(path('plain'), 'init', '-q');
+    const odd = Buffer.concat([Buffer.from(`${project.root}/odd`), Buffer.from([0xff])]);
+    renameSync(path('plain'), odd);
+    mkdirSync(path('tree'));
+    writeFileSync(path('tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+    const config = readFileSync(Buffer.concat([odd, Buffer.from('/.git/config')]));
+    writeFileSync(
+      path('tree/attack.py'),
+      [
+        "odd = b'../odd\\xff/.git/'",
+        "for name, text in [(b'hooks/pre-commit', '#!/bin/sh\\ntouch /tmp/planted\\n'), (b'config', '[core]\\n\\tfsmonitor = touch /tmp/planted\\n')]:",
+        '    try:',
+        "        open(odd + name, 'a').write(text)",
+        "        print('written', name)",
+        '    except OSError as e:',
+        "        print('refused', name, e.strerror)",
+        // The pipe bubblewrap read them from is not handed on to the command.
+        'import os',
+        'try:',
+        '    os.fstat(5)',
+        "    print('arguments pipe open')",
+        'except OSError:',
+        '    pass',
+        '',
+      ].join('\n'),
+    );
+    const result = await bash('python3 attack.py', path('tree'));
+    const output = `${result.data}${result.error}`;
+    expect(output).toContain("refused b'hooks/pre-commit' Read-only file system");
+    expect(output).toContain("refused b'config' Read-only file system");
+    expect(output).not.toContain('have been restored');
+    expect(output).not.toContain('arguments pipe open');
+    expect(readFileSync(Buffer.concat([odd, Buffer.from('/.git/config')]))).toEqual(config);
+    expect(existsSync(Buffer.concat([odd, Buffer.from('/.git/hooks/pre-commit')]))).toBe(false);
   });
 });
 

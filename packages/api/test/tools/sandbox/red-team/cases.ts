@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -912,6 +912,25 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     setup: (a) => rmSync(a.envFile),
     args: () => python(`open('.env', 'w').write('ALLOWED_PATHS=/\\n')`),
     expectOutput: /have been restored: .*\.env/,
+  },
+  // A repository around the command whose git directory's name is not UTF-8 (a `gitdir:` file leads
+  // there): bubblewrap binds its hooks and config read-only from bytes (`--args`), as any other.
+  {
+    name: 'python writes the hooks of a gitdir: repository whose name is not UTF-8 (bound read-only from bytes)',
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      const plain = ownRepository(a, 'plain');
+      renameSync(plain, Buffer.concat([Buffer.from(`${a.root}/odd`), Buffer.from([0xff])]));
+      mkdirSync(join(a.root, 'tree'));
+      writeFileSync(join(a.root, 'tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+      a.plant('tree/attack.py', `import os\ntry:\n    p = b'../odd\\xff/.git/hooks/pre-commit'\n    open(p, 'w').write('#!/bin/sh\\nexec ${join(a.root, 'tools/payload.sh')}\\n'); os.chmod(p, 0o755)\nexcept OSError as e:\n    print(e.strerror)\n`);
+    },
+    args: () => ({ command: 'python3 attack.py', cwd: 'tree' }),
+    afterwards: (a) => {
+      if (existsSync(Buffer.concat([Buffer.from(`${a.root}/odd`), Buffer.from([0xff, 0x2f]), Buffer.from('.git/hooks/pre-commit')]))) throw new Error('the hook was planted');
+    },
+    expectOutput: /Read-only file system/,
   },
   // `.gitmodules` of a nested or sibling repository: the user's `git submodule update` there
   // clones what a planted URL serves (and git before 2.24 ran `update = !command`).
