@@ -932,6 +932,23 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     },
     expectOutput: /Read-only file system/,
   },
+  {
+    name: 'git add of a nested repository into an index whose git directory is named by bytes that are not UTF-8',
+    tool: 'bash',
+    setup: (a) => {
+      const plain = ownRepository(a, 'plain');
+      renameSync(plain, Buffer.concat([Buffer.from(`${a.root}/odd`), Buffer.from([0xff])]));
+      mkdirSync(join(a.root, 'tree'));
+      writeFileSync(join(a.root, 'tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+      ownRepository(a, 'tree/vendor/lib');
+    },
+    args: () => ({ command: 'git add vendor/lib', cwd: 'tree' }),
+    afterwards: (a) => {
+      const staged = execFileSync('git', ['ls-files', '-s'], { cwd: join(a.root, 'tree'), encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+      if (staged.includes('160000')) throw new Error('the gitlink stayed in the index');
+    },
+    expectOutput: /removed from it again/,
+  },
   // `.gitmodules` of a nested or sibling repository: the user's `git submodule update` there
   // clones what a planted URL serves (and git before 2.24 ran `update = !command`).
   {
