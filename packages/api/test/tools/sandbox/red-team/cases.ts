@@ -161,6 +161,13 @@ function ownRepository(arena: Arena, relative: string): string {
   return dir;
 }
 
+/** `tree`, a work tree whose `gitdir:` file leads to the repository `odd\xff` (a name no text path reaches). */
+function oddGitdirTree(arena: Arena): void {
+  renameSync(ownRepository(arena, 'plain'), Buffer.concat([Buffer.from(`${arena.root}/odd`), Buffer.from([0xff])]));
+  mkdirSync(join(arena.root, 'tree'));
+  writeFileSync(join(arena.root, 'tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+}
+
 /** What a file of another repository held before a case (by arena root and path). */
 const nestedBefore = new Map<string, Buffer>();
 
@@ -920,10 +927,7 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     tool: 'bash',
     setup: (a) => {
       plantPayload(a);
-      const plain = ownRepository(a, 'plain');
-      renameSync(plain, Buffer.concat([Buffer.from(`${a.root}/odd`), Buffer.from([0xff])]));
-      mkdirSync(join(a.root, 'tree'));
-      writeFileSync(join(a.root, 'tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+      oddGitdirTree(a);
       a.plant('tree/attack.py', `import os\ntry:\n    p = b'../odd\\xff/.git/hooks/pre-commit'\n    open(p, 'w').write('#!/bin/sh\\nexec ${join(a.root, 'tools/payload.sh')}\\n'); os.chmod(p, 0o755)\nexcept OSError as e:\n    print(e.strerror)\n`);
     },
     args: () => ({ command: 'python3 attack.py', cwd: 'tree' }),
@@ -936,10 +940,7 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
     name: 'git add of a nested repository into an index whose git directory is named by bytes that are not UTF-8',
     tool: 'bash',
     setup: (a) => {
-      const plain = ownRepository(a, 'plain');
-      renameSync(plain, Buffer.concat([Buffer.from(`${a.root}/odd`), Buffer.from([0xff])]));
-      mkdirSync(join(a.root, 'tree'));
-      writeFileSync(join(a.root, 'tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+      oddGitdirTree(a);
       ownRepository(a, 'tree/vendor/lib');
     },
     args: () => ({ command: 'git add vendor/lib', cwd: 'tree' }),
