@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { PathSwappedError, walkToParent } from '../util/held-dir.js';
+import { PathSwappedError, replaceEntry, walkToParent, writeNewFile } from '../util/held-dir.js';
 import { readOpenRegularFile } from '../util/regular-file.js';
 import { PathChangedError } from './errors.js';
 import { nulFields } from './git.js';
@@ -100,19 +100,16 @@ export async function restore(repo: ShadowRepo, top: string, before: string, pat
     const { dir, name } = walked;
     try {
       const stats = dir.stat(name);
-      // A link or file in the way is replaced, never written through.
-      if (stats && !stats.isDirectory()) dir.unlink(name);
       const entry = entries.get(path);
-      if (!entry) continue;
+      if (!entry) {
+        if (stats && !stats.isDirectory()) dir.unlink(name);
+        continue;
+      }
       const { stdout } = await repo.git(['cat-file', 'blob', entry.blob]);
       const mode = restoredMode(stats?.isFile() ? stats.mode & 0o777 : 0o644, entry.mode === '100755');
-      const handle = await open(dir.entry(name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
-      try {
-        await handle.writeFile(stdout);
-        await handle.chmod(mode);
-      } finally {
-        await handle.close();
-      }
+      // A new file renamed over what stands there (a link or file is replaced, never written
+      // through): the path is never missing meanwhile, for a concurrent run's snapshot to see.
+      replaceEntry(dir, name, (temporary) => writeNewFile(temporary, stdout, mode));
     } finally {
       dir.close();
     }

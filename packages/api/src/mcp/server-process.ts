@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess, type StdioPipe } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 import { childEnvironment, safeSearchPath } from '../tools/sandbox/exec/environment.js';
 import { ProcessGroups } from '../tools/sandbox/exec/process-groups.js';
 import { locateProgram } from '../tools/sandbox/exec/program-path.js';
 import type { PathSandbox } from '../tools/sandbox/paths.js';
 import { readSandboxStatus } from '../tools/sandbox/sandbox-status.js';
+import { feedArguments, sandboxStdio } from '../tools/sandbox/sandbox-stdio.js';
 import { toolSandbox } from '../tools/sandbox/tool-sandbox.js';
 import { connectUserNetwork } from '../tools/sandbox/user-network.js';
 import type { ToolSettings } from '../tools/tool.js';
@@ -49,12 +50,11 @@ export async function startServerProcess(
   if (executable === undefined) throw new ServerStartError(`${server.command}: command not found`);
   const { availability, launcher } = await toolSandbox({ sandbox: workspace, settings, host }, 'write', searchPath, cwd);
   if (availability.state === 'unavailable') throw new ServerStartError(`stdio MCP servers need the sandbox (bubblewrap), which is not available: ${availability.reason}`);
-  const launch = launcher?.launch(executable, server.args, cwd, { status: true }) ?? { file: executable, args: [...server.args] };
-  const extraPipes: StdioPipe[] = launch.status === true ? (launch.userNetwork === undefined ? ['pipe'] : ['pipe', 'pipe']) : [];
+  const launch = launcher?.launch(executable, server.args, cwd, { status: true, argumentBytes: true }) ?? { file: executable, args: [...server.args] };
   const child = spawn(launch.file, launch.args, {
     cwd,
     env: { ...childEnvironment(process.env, roots), ...server.env },
-    stdio: ['pipe', 'pipe', 'pipe', ...extraPipes],
+    stdio: ['pipe', 'pipe', 'pipe', ...sandboxStdio(launch)],
     detached: true,
   });
   const groups = new ProcessGroups(STOP_GRACE_MS);
@@ -63,6 +63,7 @@ export async function startServerProcess(
     child.once('error', () => resolve({ code: null, signal: null }));
   });
   if (child.pid !== undefined) groups.add(child.pid);
+  feedArguments(child, launch);
   const status = launch.status === true ? readSandboxStatus(child) : undefined;
   if (status !== undefined && child.pid !== undefined) groups.sandbox(child.pid, status.childPid, exited);
   if (launch.userNetwork !== undefined && status !== undefined) void connectUserNetwork(child, status, launch.userNetwork, (pid) => groups.add(pid));

@@ -1,4 +1,5 @@
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, unlinkSync, type Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 
 /**
  * Directories held open while the service (unconfined) writes into a tree that sandboxed
@@ -69,6 +70,70 @@ export class HeldDir {
 
   close(): void {
     closeSync(this.fd);
+  }
+}
+
+/** What renameOver needs of node:fs (the sandboxed revert program hands it its own). */
+export interface RenameFs {
+  renameSync(from: Buffer, to: Buffer): void;
+  rmSync(path: Buffer, options: { recursive?: boolean; force?: boolean }): void;
+  lstatSync(path: Buffer): { isDirectory(): boolean };
+}
+
+/**
+ * Puts a new entry at `target` without a moment where it is missing: `make` creates it at
+ * `temporary` (a fresh name in the same directory), which is then renamed over `target`. A file
+ * removed and made again is missing meanwhile: another command's snapshot taken then finds it
+ * absent, and its own restore deletes it. Only a directory standing at `target` (which a rename
+ * cannot replace) is removed first. The temporary is removed if anything fails.
+ *
+ * Self-contained, using only its arguments: the sandboxed revert program (restore-program.ts),
+ * which sees none of the service's files, carries its source.
+ */
+export function renameOver(fs: RenameFs, temporary: Buffer, target: Buffer, make: (temporary: Buffer) => void): void {
+  make(temporary);
+  try {
+    try {
+      fs.renameSync(temporary, target);
+    } catch (error) {
+      let directory = false;
+      try {
+        directory = fs.lstatSync(target).isDirectory();
+      } catch {
+        directory = false;
+      }
+      if (!directory) throw error;
+      fs.rmSync(target, { recursive: true, force: true });
+      fs.renameSync(temporary, target);
+    }
+  } catch (error) {
+    fs.rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * The temporary names replaceEntry writes under, beside the target: the guards skip them in a
+ * directory they walk (`hooks`), as git does (it runs a hook only by its exact name).
+ */
+export const TEMPORARY_PREFIX = '.mada-put-back-';
+
+/** A fresh temporary name for renameOver. */
+export const temporaryName = (): string => `${TEMPORARY_PREFIX}${randomBytes(8).toString('hex')}`;
+
+/** renameOver for `name` in a held directory. */
+export function replaceEntry(dir: HeldDir, name: string, make: (temporary: Buffer) => void): void {
+  renameOver({ renameSync, rmSync, lstatSync }, dir.entry(temporaryName()), dir.entry(name), make);
+}
+
+/** A new file (never one a link or a planted name leads to) with `content` and `mode`. */
+export function writeNewFile(path: Buffer, content: Buffer, mode: number): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    for (let written = 0; written < content.length; ) written += writeSync(fd, content, written, content.length - written);
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
   }
 }
 

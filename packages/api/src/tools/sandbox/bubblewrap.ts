@@ -1,5 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { bytePath, pathBytes } from '../../util/byte-path.js';
+import { under } from './protected-snapshot.js';
 import { isDirectory, isWithin } from './paths.js';
 import { systemMounts, type Mount } from './system-view.js';
 import { STATUS_FD } from './sandbox-status.js';
@@ -28,6 +30,13 @@ export interface SandboxSpec {
   status?: boolean;
   /** Files and directories inside the allowed paths kept read-only (git config, hooks, `.env`). */
   readOnlyPaths: readonly string[];
+  /**
+   * More of them, as byte strings (util/byte-path.ts) whose bytes are not UTF-8: no text argument
+   * names them, so they are bound through `--args` (argumentBytes), raw bytes on a descriptor.
+   */
+  readOnlyPathBytes?: readonly string[];
+  /** Where the spawner puts a pipe carrying argumentBytes (ARGS_FD); without it those binds are left out. */
+  argumentsFd?: number;
   /** Hidden even inside an allowed path: DATA_DIR, the database, the service's `.env`. */
   hiddenPaths: readonly string[];
   /** Shown read-only: toolchains found on PATH outside the system directories, SANDBOX_READ_PATHS (see toolchainPaths). */
@@ -45,6 +54,31 @@ export interface SandboxSpec {
   cwd: string;
 }
 
+
+/** bubblewrap reads the binds no text can name from a pipe the spawner puts here (`--args`), after STATUS_FD and BLOCK_FD. */
+export const ARGS_FD = 5;
+
+/** The real path of a byte-string path, as a byte string; none when it cannot be resolved. */
+const realPathBytes = (path: string): string[] => {
+  try {
+    return [realpathSync.native(pathBytes(path), { encoding: 'buffer' }).toString('latin1')];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * The read-only binds of `readOnlyPathBytes`, NUL-separated as `--args` takes them: by real path and
+ * only inside the allowed paths, as the text ones. Empty when there are none (or the spec is not
+ * writable: read-only specs bind nothing writable to protect).
+ */
+export function argumentBytes(spec: Pick<SandboxSpec, 'readOnlyPathBytes' | 'allowedPaths' | 'writable'>): Buffer {
+  if (!spec.writable || spec.readOnlyPathBytes === undefined) return Buffer.alloc(0);
+  const roots = spec.allowedPaths.map(bytePath);
+  const inside = spec.readOnlyPathBytes.flatMap(realPathBytes).filter((path) => roots.some((root) => under(root, path)));
+  const words = [...new Set(inside)].flatMap((path) => ['--ro-bind', path, path]);
+  return Buffer.concat(words.map((word) => Buffer.concat([pathBytes(word), Buffer.from([0])])));
+}
 
 const realPathOf = (path: string): string[] => {
   try {
@@ -136,6 +170,8 @@ const statusArguments = (spec: SandboxSpec): string[] =>
 export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): string[] {
   return [
     ...sandboxMounts(spec).flatMap(mountArguments),
+    // After the allowed paths' binds, which they must cover; bubblewrap reads them here, in order.
+    ...(spec.argumentsFd === undefined ? [] : ['--args', String(spec.argumentsFd)]),
     '--proc', '/proc',
     '--dev', '/dev',
     '--unshare-all',

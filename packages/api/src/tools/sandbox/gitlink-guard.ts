@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { bytePath, fsPath, pathBytes, shownPath } from '../../util/byte-path.js';
 import { readRegularFileSync } from '../../util/regular-file.js';
 import { createWorkerPool, siblingModule, type WorkerPool } from '../../util/worker-pool.js';
 import type { GitlinkTask, GitlinkTaskResult } from './gitlink-worker.js';
 import type { PathSandbox } from './paths.js';
 import { repositoriesAround } from './protected-files.js';
+import { under } from './protected-snapshot.js';
 
 /*
  * A gitlink (an index entry of mode 160000) makes the user's own `git status` or `git diff` in the
@@ -18,6 +20,9 @@ import { repositoriesAround } from './protected-files.js';
  * The index, the config and `.gitmodules` are the command's to write: they are read and the index
  * rewritten on a worker thread (gitlink-worker.ts) with a heap limit and a deadline, never on the
  * event loop. An index the worker could not judge in time or memory counts as unreadable.
+ *
+ * Every path here is a byte string (util/byte-path.ts), handed to the kernel as bytes: a `gitdir:`
+ * file may lead to a directory whose name is not UTF-8, which no text path reaches.
  */
 
 /** ctime can lag by a clock tick: an index changed this recently is read again, never trusted by its stat. */
@@ -62,7 +67,7 @@ export interface GitlinkReport {
 
 function fingerprintOf(path: string): { fingerprint: string; ctimeMs: number } | undefined {
   try {
-    const s = statSync(path, { bigint: true });
+    const s = statSync(fsPath(path), { bigint: true });
     return { fingerprint: `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`, ctimeMs: Number(s.ctimeNs / 1_000_000n) };
   } catch {
     return undefined;
@@ -72,7 +77,7 @@ function fingerprintOf(path: string): { fingerprint: string; ctimeMs: number } |
 /** Where HEAD points and that ref's stat: a change means a commit (or checkout) happened. */
 function headState(gitDir: string): string {
   // Read without blocking and only if regular: a FIFO named HEAD cannot stop the event loop.
-  const head = readRegularFileSync(join(gitDir, 'HEAD'), MAX_SMALL_FILE_BYTES)?.toString('latin1').slice(0, 1024) ?? '';
+  const head = readRegularFileSync(pathBytes(join(gitDir, 'HEAD')), MAX_SMALL_FILE_BYTES)?.toString('latin1').slice(0, 1024) ?? '';
   const ref = /^ref:\s*(\S+)/.exec(head)?.[1];
   const refStat = ref === undefined ? '' : (fingerprintOf(join(gitDir, ref))?.fingerprint ?? '');
   return `${head}\n${refStat}\n${fingerprintOf(join(gitDir, 'packed-refs'))?.fingerprint ?? ''}`;
@@ -80,10 +85,23 @@ function headState(gitDir: string): string {
 
 function realPath(path: string): string | undefined {
   try {
-    return realpathSync(path);
+    return realpathSync.native(pathBytes(path), { encoding: 'buffer' }).toString('latin1');
   } catch {
     return undefined;
   }
+}
+
+/** PathSandbox.contains for a real path as a byte string: inside a root and not hidden (nor a hard link of a hidden file). */
+function writableBy(sandbox: PathSandbox, real: string): boolean {
+  const inside = (root: string): boolean => under(root, real);
+  if (!sandbox.roots.map(bytePath).some(inside) || sandbox.hiddenPaths.map(bytePath).some(inside)) return false;
+  let stats;
+  try {
+    stats = statSync(pathBytes(real));
+  } catch {
+    return false;
+  }
+  return !sandbox.hiddenFilter()(shownPath(real), stats);
 }
 
 /**
@@ -155,7 +173,7 @@ export class GitlinkGuard {
     const now = Date.now();
     const writable = repositoriesAround(cwd, sandbox.roots).flatMap(({ tree, gitDir }) => {
       const realGitDir = realPath(gitDir);
-      return realGitDir !== undefined && sandbox.contains(realGitDir) ? [{ tree, gitDir, realGitDir }] : [];
+      return realGitDir !== undefined && writableBy(sandbox, realGitDir) ? [{ tree, gitDir, realGitDir }] : [];
     });
     const watched = await Promise.all(
       writable.map(async ({ tree, gitDir, realGitDir }): Promise<Watched> => {
@@ -204,19 +222,19 @@ export class GitlinkGuard {
       try {
         result = await this.run({ op: 'prune', gitDir: w.gitDir, index: w.index, tree: w.tree, keep, temporary });
       } finally {
-        rmSync(temporary, { force: true });
+        rmSync(pathBytes(temporary), { force: true });
       }
       if (!('gitlinks' in result)) {
         if (w.gitlinks === undefined && stat.fingerprint === w.fingerprint) return;
         // A split or sparse index, garbage, or one made to be expensive: git would still read it. Moved aside, kept for the user.
-        renameSync(w.index, `${w.index}.unchecked`);
-        report.unreadable.push(w.index);
+        renameSync(pathBytes(w.index), pathBytes(`${w.index}.unchecked`));
+        report.unreadable.push(shownPath(w.index));
         return;
       }
       if (result.gitlinks.length === 0) return;
       this.taken.add(w.index, result.gitlinks);
-      report.removed.push(...result.gitlinks.map((path) => join(w.tree, path)));
-      if (headState(w.gitDir) !== w.head) report.headMoved.push(w.tree);
+      report.removed.push(...result.gitlinks.map((path) => shownPath(join(w.tree, path))));
+      if (headState(w.gitDir) !== w.head) report.headMoved.push(shownPath(w.tree));
     });
   }
 
@@ -257,7 +275,7 @@ export class GitlinkWatch {
       try {
         await this.guard.checkOne(w, this.startedAt, report);
       } catch (error) {
-        report.unreadable.push(`${w.index} (could not be checked: ${(error as Error).message})`);
+        report.unreadable.push(`${shownPath(w.index)} (could not be checked: ${(error as Error).message})`);
       }
     }
     return report;

@@ -1,5 +1,6 @@
 import { renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathBytes } from '../../util/byte-path.js';
 import { readRegularFileSync } from '../../util/regular-file.js';
 import { configValues } from './git-config-values.js';
 import { gitlinksOf, parseIndex, serializeIndex, type GitIndex } from './git-index.js';
@@ -8,7 +9,7 @@ import { gitlinksOf, parseIndex, serializeIndex, type GitIndex } from './git-ind
  * The gitlink guard's reading and rewriting of a repository's index, run on a worker thread with
  * a heap limit and a deadline (gitlink-guard.ts): every file here is the command's to write, and
  * an index, a config or a `.gitmodules` made to be expensive must cost a thread, never the
- * service's event loop.
+ * service's event loop. Paths are byte strings (util/byte-path.ts), handed to the kernel as bytes.
  */
 
 /** An index of millions of entries is this big; beyond it (a sparse file, say) it is not read. */
@@ -28,12 +29,12 @@ export type GitlinkTask =
 export type GitlinkTaskResult = { unreadable: true } | { gitlinks: string[] };
 
 /** Read without blocking and only if regular: a FIFO named `config` cannot stop the thread. */
-const readSmall = (path: string): string => readRegularFileSync(path, MAX_SMALL_FILE_BYTES)?.toString('latin1') ?? '';
+const readSmall = (path: string): string => readRegularFileSync(pathBytes(path), MAX_SMALL_FILE_BYTES)?.toString('latin1') ?? '';
 
 const hashBytesOf = (gitDir: string): number => (configValues(readSmall(join(gitDir, 'config')), 'objectformat').some((value) => value.toLowerCase() === 'sha256') ? 32 : 20);
 
 function readIndex(gitDir: string, index: string): GitIndex | undefined {
-  const data = readRegularFileSync(index, MAX_INDEX_BYTES);
+  const data = readRegularFileSync(pathBytes(index), MAX_INDEX_BYTES);
   return data === undefined ? undefined : parseIndex(data, hashBytesOf(gitDir));
 }
 
@@ -50,7 +51,7 @@ export default function gitlinkTask(task: GitlinkTask): GitlinkTaskResult {
   const added = gitlinksOf(index).filter((path) => !keep.has(path) && !registered.has(path));
   if (added.length === 0) return { gitlinks: [] };
   // A fresh name, created exclusively: a link planted under it must not redirect the write.
-  writeFileSync(task.temporary, serializeIndex(index, new Set(added)), { mode: statSync(task.index).mode & 0o777, flag: 'wx' });
-  renameSync(task.temporary, task.index);
+  writeFileSync(pathBytes(task.temporary), serializeIndex(index, new Set(added)), { mode: statSync(pathBytes(task.index)).mode & 0o777, flag: 'wx' });
+  renameSync(pathBytes(task.temporary), pathBytes(task.index));
   return { gitlinks: added };
 }

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { bwrapArguments, type SandboxSpec } from './bubblewrap.js';
+import { ARGS_FD, argumentBytes, bwrapArguments, type SandboxSpec } from './bubblewrap.js';
 import { safeSearchPath } from './exec/environment.js';
 import { locateProgram } from './exec/program-path.js';
 import { stageEtc } from './system-view.js';
@@ -47,6 +47,11 @@ export interface Launch {
   status?: true;
   /** slirp4netns to uplink the sandbox's own network with (connectUserNetwork) before its command runs; bubblewrap then also waits on a pipe at BLOCK_FD. */
   userNetwork?: string;
+  /**
+   * Arguments only bytes can spell (binds of protected paths whose names are not UTF-8): the
+   * spawner writes them to a pipe at ARGS_FD, which bubblewrap reads (`--args`) before anything runs.
+   */
+  argumentBytes?: Buffer;
 }
 
 /**
@@ -64,8 +69,12 @@ export class SandboxLauncher {
     this.cgroup = availability.shellPath === undefined ? undefined : availability.cgroups?.acquire(limits.maxProcesses);
   }
 
-  /** `status`: the spawner reads bubblewrap's status (readSandboxStatus) to tell a failed sandbox from a failed command. */
-  launch(executable: string, args: readonly string[], cwd: string, options: { status?: boolean } = {}): Launch {
+  /**
+   * `status`: the spawner reads bubblewrap's status (readSandboxStatus) to tell a failed sandbox from
+   * a failed command. `argumentBytes`: the spawner can feed Launch.argumentBytes (sandboxStdio); a
+   * spawner that cannot gets no bind that only bytes can name (the snapshot still puts those back).
+   */
+  launch(executable: string, args: readonly string[], cwd: string, options: { status?: boolean; argumentBytes?: boolean } = {}): Launch {
     const inner = limitedCommand(this.availability.prlimitPath, this.limits, [executable, ...args]);
     const { etc } = this.availability;
     // The staged /etc itself is hidden, should an allowed path contain it: no command may plant
@@ -73,11 +82,26 @@ export class SandboxLauncher {
     const { slirpPath, resolvConf } = this.availability;
     const own = this.spec.network && slirpPath !== undefined && resolvConf !== undefined;
     const status = own || options.status === true;
-    const spec = { ...this.spec, etc, hiddenPaths: [...this.spec.hiddenPaths, etc], cwd, status, ...(own ? { userNetwork: { resolvConf } } : {}) };
+    const bytes = options.argumentBytes === true ? argumentBytes(this.spec) : Buffer.alloc(0);
+    const spec = {
+      ...this.spec,
+      etc,
+      hiddenPaths: [...this.spec.hiddenPaths, etc],
+      cwd,
+      status,
+      ...(own ? { userNetwork: { resolvConf } } : {}),
+      ...(bytes.length > 0 ? { argumentsFd: ARGS_FD } : {}),
+    };
     const sandboxed = [this.availability.bwrapPath, ...bwrapArguments(spec, inner)];
     const { shellPath } = this.availability;
     const command = this.cgroup === undefined || shellPath === undefined ? sandboxed : inCgroup(shellPath, this.cgroup, sandboxed);
-    return { file: command[0] as string, args: command.slice(1), ...(status ? { status } : {}), ...(own ? { userNetwork: slirpPath } : {}) };
+    return {
+      file: command[0] as string,
+      args: command.slice(1),
+      ...(status ? { status } : {}),
+      ...(own ? { userNetwork: slirpPath } : {}),
+      ...(bytes.length > 0 ? { argumentBytes: bytes } : {}),
+    };
   }
 
   /** After the processes are gone: the cgroup goes back to the pool. */

@@ -143,15 +143,10 @@ const asText = (path: string): string | undefined => {
 };
 
 /**
- * repositoryBytesAround as text, for the gitlink guard: a git directory whose path is not UTF-8 is
- * left out (its config and hooks are still protected, by protectedGitPathBytes).
+ * The repositories around a command run in `cwd`, as byte strings, for the gitlink guard: a git
+ * directory whose path is not UTF-8 has its index watched as any other.
  */
-export function repositoriesAround(cwd: string, roots: readonly string[]): RepositoryAround[] {
-  return repositoryBytesAround(cwd, roots).flatMap(({ tree, gitDir }) => {
-    const [treeText, gitDirText] = [asText(tree), asText(gitDir)];
-    return treeText === undefined || gitDirText === undefined ? [] : [{ tree: treeText, gitDir: gitDirText }];
-  });
-}
+export const repositoriesAround = (cwd: string, roots: readonly string[]): RepositoryAround[] => repositoryBytesAround(cwd, roots);
 
 /**
  * The protected git paths a command run in `cwd` could change or make git obey, as byte strings:

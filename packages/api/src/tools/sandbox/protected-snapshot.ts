@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { bytePath, fsPath, pathBytes, shownPath } from '../../util/byte-path.js';
-import { walkToParent, type HeldDir } from '../../util/held-dir.js';
+import { replaceEntry, TEMPORARY_PREFIX, walkToParent, writeNewFile, type HeldDir } from '../../util/held-dir.js';
 
 /** What a protected path was before a command ran. */
 export type Entry =
@@ -83,51 +82,19 @@ export function putBytes(path: string, entry: Entry): void {
   try {
     if (entry.kind === 'absent') rmSync(dir.entry(name), { recursive: true, force: true });
     else if (entry.kind === 'dir') putDirectory(dir, name, entry.mode);
-    else if (entry.kind === 'link') replace(dir, name, (temporary) => symlinkSync(pathBytes(entry.target), temporary));
-    else replace(dir, name, (temporary) => writeNew(temporary, entry.content ?? Buffer.alloc(0), entry.mode));
+    else if (entry.kind === 'link') replaceEntry(dir, name, (temporary) => symlinkSync(pathBytes(entry.target), temporary));
+    else replaceEntry(dir, name, (temporary) => writeNewFile(temporary, entry.content ?? Buffer.alloc(0), entry.mode));
   } finally {
     dir.close();
   }
 }
 
 /**
- * The temporary names `putBytes` writes under, beside the target: the guards skip them in a
- * directory they walk (`hooks`), as git does (it runs a hook only by its exact name). A concurrent
- * check that took one for a planted hook would delete it before it is renamed into place.
+ * The temporary names `putBytes` writes under (held-dir.ts): the guards skip them in a directory
+ * they walk (`hooks`). A concurrent check that took one for a planted hook would delete it before
+ * it is renamed into place.
  */
-const TEMPORARY_PREFIX = '.mada-put-back-';
 export const isPutBackTemporary = (name: string): boolean => name.startsWith(TEMPORARY_PREFIX);
-
-/** Makes a new entry with `make` under a fresh name in `dir` and renames it over `name`. */
-function replace(dir: HeldDir, name: string, make: (temporary: Buffer) => void): void {
-  const temporary = `${TEMPORARY_PREFIX}${randomBytes(8).toString('hex')}`;
-  make(dir.entry(temporary));
-  try {
-    try {
-      renameSync(dir.entry(temporary), dir.entry(name));
-    } catch (error) {
-      // Only a directory the command left where a file or link was stops a rename over it: that
-      // one goes first (the target was wrong already, never a file another command keeps).
-      if (dir.stat(name)?.isDirectory() !== true) throw error;
-      rmSync(dir.entry(name), { recursive: true, force: true });
-      renameSync(dir.entry(temporary), dir.entry(name));
-    }
-  } catch (error) {
-    rmSync(dir.entry(temporary), { force: true });
-    throw error;
-  }
-}
-
-/** A new file (never one a link or a planted name leads to) with `content` and `mode`. */
-function writeNew(path: Buffer, content: Buffer, mode: number): void {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    writeAll(fd, content);
-    fchmodSync(fd, mode);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * A directory at `name` with `mode`. One standing there stays, with what is in it: removed and made
@@ -148,9 +115,6 @@ function putDirectory(dir: HeldDir, name: string, mode: number): void {
   }
 }
 
-function writeAll(fd: number, content: Buffer): void {
-  for (let written = 0; written < content.length; ) written += writeSync(fd, content, written, content.length - written);
-}
 
 /**
  * The path with its directory resolved (each protected path as the kernel will find it): with no

@@ -210,7 +210,7 @@ const PROTECTED_NAMES = ['config', 'config.worktree', 'commondir'];
  * `commondir`, `hooks` and each hook in it (git's `*.sample` files never run, so they are left out:
  * renaming one into place is a new hook; so are the put-back's temporary names, see putBytes).
  */
-function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: Listed | undefined = cache.listed(gitDir, now)): Map<string, Seen> {
+function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: Listed | undefined = cache.listed(gitDir, now), gitmodules: readonly string[] = []): Map<string, Seen> {
   // The git directory's listing (kept while its stat is unchanged) says which exist: making one
   // changes the directory; only those there are looked at, each by its own stat, since a write in
   // place changes the file's ctime and not the directory's.
@@ -234,6 +234,9 @@ function protectedOf(cache: TreeCache, gitDir: string, now: number, listed: List
       found.set(path, cache.seen(path, now));
     }
   }
+  // The `.gitmodules` of the work trees whose `.git` leads here, as the walk found them (present in
+  // the work tree's listing): a write in place changes only the file's ctime, so each is looked at.
+  for (const path of gitmodules) found.set(path, cache.seen(path, now));
   return found;
 }
 
@@ -305,6 +308,12 @@ async function breathe(last: { at: number }): Promise<void> {
 interface Found {
   /** Each git directory found, with its listing when it could be read. */
   gitDirs: Map<string, Listed | undefined>;
+  /**
+   * The `.gitmodules` present in the work trees whose `.git` entry leads to each git directory:
+   * submodule URLs (and, for git before 2.24, `update = !command`) the user's `git submodule
+   * update` obeys outside the sandbox. A work tree's listing says whether there is one.
+   */
+  gitmodules: Map<string, string[]>;
   /** More directories than `limit` were walked (the walk stopped there when the limit stops it). */
   overCap: boolean;
   /** Every directory was walked. */
@@ -323,6 +332,13 @@ interface WalkLimit {
 async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: number, limit: WalkLimit): Promise<Found> {
   const unlisted: string[] = [];
   const gitDirs = new Set<string>();
+  const gitmodules = new Map<string, string[]>();
+  const workTree = (gitDir: string | undefined, tree: string, listed: Listed): void => {
+    if (gitDir === undefined || !namesIn(listed).has('.gitmodules')) return;
+    const own = gitmodules.get(gitDir);
+    if (own === undefined) gitmodules.set(gitDir, [childPath(tree, '.gitmodules')]);
+    else own.push(childPath(tree, '.gitmodules'));
+  };
   const roots = sandbox.roots.map(bytePath);
   const hiddenPaths = sandbox.hiddenPaths.map(bytePath);
   const hidden = (path: string): boolean => hiddenPaths.some((h) => inside(h, path));
@@ -334,15 +350,16 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     // A directory is never a hard link of a hidden file, but the filter is asked as contains() does.
     return stats?.isDirectory() === true && !sandbox.hiddenFilter()(shownPath(real), stats) ? real : undefined;
   };
-  const accept = (path: string | undefined): void => {
+  const accept = (path: string | undefined): string | undefined => {
     const real = target(path);
     if (real !== undefined) gitDirs.add(real);
+    return real;
   };
   const stack = [...roots];
   const last = { at: performance.now() };
   let walked = 0;
   while (stack.length > 0) {
-    if (++walked > limit.cap && limit.stop) return { gitDirs: new Map([...gitDirs].map((dir) => [dir, undefined])), overCap: true, complete: false, unlisted };
+    if (++walked > limit.cap && limit.stop) return { gitDirs: new Map([...gitDirs].map((dir) => [dir, undefined])), gitmodules, overCap: true, complete: false, unlisted };
     const dir = stack.pop() as string;
     const found = cache.listed(dir, now);
     if (found === undefined) {
@@ -354,11 +371,13 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     if (laidOut) gitDirs.add(dir);
     if (dotGit !== undefined) {
       const path = childPath(dir, '.git');
-      if (dotGit === 'dir') gitDirs.add(path);
+      let gitDir: string | undefined;
+      if (dotGit === 'dir') gitDirs.add((gitDir = path));
       // git stats `.git` through a link: a link to a regular file is a `gitdir:` file, its path
       // taken from the directory holding the link.
-      else if (dotGit === 'link') accept(lstatOrUndefined(realPathOf(path) ?? path)?.isFile() === true ? named(path, dir, true) : path);
-      else if (dotGit === 'file') accept(named(path, dir, true));
+      else if (dotGit === 'link') gitDir = accept(lstatOrUndefined(realPathOf(path) ?? path)?.isFile() === true ? named(path, dir, true) : path);
+      else if (dotGit === 'file') gitDir = accept(named(path, dir, true));
+      workTree(gitDir, dir, found);
     }
     for (const sub of subdirs) if (!hidden(sub)) stack.push(sub);
     await breathe(last);
@@ -409,7 +428,7 @@ async function findGitDirectories(cache: TreeCache, sandbox: PathSandbox, now: n
     }
     await breathe(last);
   }
-  return { gitDirs: listings, overCap: walked > limit.cap, complete: true, unlisted };
+  return { gitDirs: listings, gitmodules, overCap: walked > limit.cap, complete: true, unlisted };
 }
 
 /** The git directory's `dev:ino`, from its listing when the walk read one. */
@@ -419,9 +438,9 @@ function identityOf(gitDir: string, listed: Listed | undefined): string | undefi
 }
 
 async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, cap: number): Promise<Census> {
-  const { gitDirs, overCap, complete } = await findGitDirectories(cache, sandbox, now, { cap, stop: true });
+  const { gitDirs, gitmodules, overCap, complete } = await findGitDirectories(cache, sandbox, now, { cap, stop: true });
   return {
-    repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed)])),
+    repositories: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, protectedOf(cache, gitDir, now, listed, gitmodules.get(gitDir))])),
     identities: new Map([...gitDirs].map(([gitDir, listed]) => [gitDir, identityOf(gitDir, listed)])),
     overCap,
     complete,
@@ -573,7 +592,7 @@ class RepositoryGuard implements RepositoryWatch {
         if (locked.length === 0) break;
         found = await findGitDirectories(cache, this.sandbox, now, limit);
       }
-      const { gitDirs, overCap } = found;
+      const { gitDirs, gitmodules, overCap } = found;
       const removed: string[] = [];
       const known = this.census.repositories;
       let movedFiles: Map<string, Buffer> | undefined;
@@ -581,15 +600,18 @@ class RepositoryGuard implements RepositoryWatch {
       for (const [gitDir, listed] of gitDirs) {
         await breathe(last);
         const identity = identityOf(gitDir, listed);
+        const modules = gitmodules.get(gitDir) ?? [];
         const before = known.get(gitDir);
         // The same path holding another directory than the census saw: whatever differs there is
         // the command's, however old its files' ctimes (a rename does not change them).
         const replaced = this.census.identities.get(gitDir) !== identity;
         try {
           const undone =
-            before === undefined ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now) : putBack(cache, gitDir, before, handled, replaced ? -Infinity : since, now, listed);
+            before === undefined
+              ? cleanNew(cache, gitDir, (movedFiles ??= filesById(known)), this.sandbox.roots, now, modules)
+              : putBack(cache, gitDir, before, handled, replaced ? -Infinity : since, now, listed, modules);
           (before === undefined ? removed : restored).push(...undone.paths);
-          known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now()));
+          known.set(gitDir, undone.paths.length === 0 ? undone.current : protectedOf(cache, gitDir, Date.now(), undefined, modules));
           this.census.identities.set(gitDir, identity);
         } catch (error) {
           // Fails the call rather than pass in silence; a new repository stays new for the next check.
@@ -629,10 +651,19 @@ interface Undone {
   current: Map<string, Seen>;
 }
 
-function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, handled: readonly string[], since: number, now: number, listed: Listed | undefined): Undone {
+function putBack(
+  cache: TreeCache,
+  gitDir: string,
+  before: Map<string, Seen>,
+  handled: readonly string[],
+  since: number,
+  now: number,
+  listed: Listed | undefined,
+  gitmodules: readonly string[],
+): Undone {
   const restored: string[] = [];
   const hooks = childPath(gitDir, 'hooks');
-  const current = protectedOf(cache, gitDir, now, listed);
+  const current = protectedOf(cache, gitDir, now, listed, gitmodules);
   // Most repositories are unchanged: only the paths that differ are sorted (a directory before
   // what is in it) and looked at further.
   const differ = (path: string): boolean => !same(before.get(path)?.entry ?? ABSENT.entry, (current.get(path) ?? cache.seen(path, now)).entry);
@@ -658,9 +689,11 @@ function putBack(cache: TreeCache, gitDir: string, before: Map<string, Seen>, ha
 }
 
 /** A new repository keeps git's own settings and no hook that runs; returns what was taken out. */
-function cleanNew(cache: TreeCache, gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number): Undone {
+function cleanNew(cache: TreeCache, gitDir: string, movedFiles: ReadonlyMap<string, Buffer>, roots: readonly string[], now: number, gitmodules: readonly string[]): Undone {
   const removed: string[] = [];
-  const current = protectedOf(cache, gitDir, now);
+  // A new repository's `.gitmodules` is a work-tree file its clone brought (git takes no command
+  // from it, only URLs): kept, and known from now on, so a later command changing it is put back.
+  const current = protectedOf(cache, gitDir, now, undefined, gitmodules);
   for (const name of ['config', 'config.worktree']) {
     const path = join(gitDir, name);
     const s = cache.seen(path, now);

@@ -108,7 +108,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const sandbox = await toolSandbox(context, tool === 'bash' ? 'write' : 'read', searchPath, checked.cwd);
   if (sandbox.availability.state === 'unavailable') return fail(sandboxUnavailableMessage(sandbox.availability.reason), { refused: true, confined: false });
   const confined = sandbox.launcher !== undefined;
-  const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true }));
+  const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true, argumentBytes: true }));
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const protectedPaths = protectedPathBytesFor(context, checked.cwd);
   // Restored to the baseline taken before any running command that could write these paths, never

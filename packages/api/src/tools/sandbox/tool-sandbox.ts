@@ -1,7 +1,8 @@
 import type { ToolContext, ToolSettings } from '../tool.js';
 import type { SandboxSpec } from './bubblewrap.js';
 import { isAvailable, SandboxLauncher, type SandboxAvailability } from './launcher.js';
-import { bytePath } from '../../util/byte-path.js';
+import { isUtf8 } from 'node:buffer';
+import { bytePath, pathBytes } from '../../util/byte-path.js';
 import { protectedGitPathBytes, protectedGitPaths } from './protected-files.js';
 import { toolchainPaths } from './system-view.js';
 
@@ -62,11 +63,24 @@ export async function sandboxSpec(context: SandboxContext, mode: SandboxMode, se
     allowedPaths: context.sandbox.roots,
     writable: mode === 'write',
     network: mode === 'write' && context.settings.sandboxNetwork,
-    readOnlyPaths: protectedPathsFor(context, cwd),
+    // Found once: those text can name go as text, the others as bytes (`--args`, bubblewrap.ts).
+    ...readOnlyBinds(protectedGitPathBytes(cwd, context.sandbox.roots), context.sandbox.protectedFiles),
     hiddenPaths: context.sandbox.hiddenPaths,
     toolchains: await context.host.toolchains.for(searchPath, context.settings.sandboxReadPaths, [...context.sandbox.roots, ...usersTerritory(context.settings)]),
     tmpBytes: context.settings.sandboxMemoryMb * 1024 * 1024,
   };
+}
+
+/** The protected git paths (byte strings) split into what a text argument names and what only bytes do, with the service's own files. */
+function readOnlyBinds(gitPaths: readonly string[], protectedFiles: readonly string[]): { readOnlyPaths: string[]; readOnlyPathBytes: string[] } {
+  const readOnlyPaths = [...protectedFiles];
+  const readOnlyPathBytes: string[] = [];
+  for (const path of gitPaths) {
+    const bytes = pathBytes(path);
+    if (isUtf8(bytes)) readOnlyPaths.push(bytes.toString('utf8'));
+    else readOnlyPathBytes.push(path);
+  }
+  return { readOnlyPaths, readOnlyPathBytes };
 }
 
 export interface ToolSandbox {

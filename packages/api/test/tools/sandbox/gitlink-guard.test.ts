@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
@@ -103,6 +103,19 @@ describe('bash: gitlinks added to the index', () => {
     const result = await bash(`python3 -c "import subprocess; subprocess.run(['git', 'update-index', '--split-index'], check=True)"`);
     expect(result.metadata?.unchecked_indexes).toEqual([indexPath()]);
     expect(existsSync(`${indexPath()}.unchecked`)).toBe(true);
+  });
+
+  it('watches the index of a repository whose git directory is named by bytes that are not UTF-8', async () => {
+    // `odd\xff` has no text path; the work tree `tree` reaches it through a `gitdir:` file.
+    git(project.root, 'init', '-q', 'plain');
+    renameSync(join(project.root, 'plain'), Buffer.concat([Buffer.from(join(project.root, 'odd')), Buffer.from([0xff])]));
+    mkdirSync(join(project.root, 'tree'));
+    writeFileSync(join(project.root, 'tree', '.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+    nestedRepository('tree/vendor/lib');
+    const tree = join(project.root, 'tree');
+    const result = await bashTool.execute(bashTool.parameters.parse({ command: 'git add vendor/lib', cwd: tree }), toolContext(project));
+    expect(result.metadata?.removed_gitlinks).toEqual([join(tree, 'vendor/lib')]);
+    expect(git(tree, 'ls-files', '-s')).not.toContain('160000');
   });
 
   it('is not held by a FIFO planted as the index and HEAD (the service reads them itself)', async () => {

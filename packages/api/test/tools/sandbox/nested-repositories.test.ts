@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../../src/tools/bash.js';
@@ -71,6 +71,45 @@ describe('repositories the command did not start in', () => {
     expect(result.metadata.restored_protected_files).toEqual([path('r3/.git/config'), path('r3/.git/hooks/post-checkout')]);
   });
 
+  it('puts back the .gitmodules a command rewrites in a nested repository, and takes out one it makes in a sibling', async () => {
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+    git(path('vendor/lib'), 'add', '.gitmodules');
+    git(path('vendor/lib'), 'commit', '-qm', 'modules');
+    repository('r3');
+    const before = read('vendor/lib/.gitmodules');
+    // The user's later `git submodule update` would clone what the planted URL serves.
+    const planted = "'[submodule \\\"dep\\\"]\\n\\tpath = dep\\n\\turl = https://attacker.example/dep.git\\n\\tupdate = !touch /tmp/planted\\n'";
+    const result = await python(`open('vendor/lib/.gitmodules', 'w').write(${planted})\nopen('r3/.gitmodules', 'w').write(${planted})`);
+    expect(read('vendor/lib/.gitmodules')).toBe(before);
+    expect(existsSync(path('r3/.gitmodules'))).toBe(false);
+    expect(result.success).toBe(false);
+    expect(result.metadata.restored_protected_files).toEqual([path('r3/.gitmodules'), path('vendor/lib/.gitmodules')]);
+    expect(result.error).toContain(`[protected files were changed and have been restored: ${path('r3/.gitmodules')}, ${path('vendor/lib/.gitmodules')}]`);
+  });
+
+  it('puts back a nested .gitmodules a command deletes, and one it renames a staged file over', async () => {
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+    repository('r3');
+    writeFileSync(path('r3/.gitmodules'), '[submodule "x"]\n\tpath = x\n\turl = https://example.com/x.git\n');
+    writeFileSync(path('staged'), '[submodule "x"]\n\tpath = x\n\turl = https://attacker.example/x.git\n');
+    const [lib, r3] = [read('vendor/lib/.gitmodules'), read('r3/.gitmodules')];
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const result = await python("import os\nos.remove('vendor/lib/.gitmodules')\nos.rename('staged', 'r3/.gitmodules')");
+    expect(read('vendor/lib/.gitmodules')).toBe(lib);
+    expect(read('r3/.gitmodules')).toBe(r3);
+    expect(result.metadata.restored_protected_files).toEqual([path('r3/.gitmodules'), path('vendor/lib/.gitmodules')]);
+  });
+
+  it('keeps a nested .gitmodules the user changed before the command', async () => {
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+    await bash('ls');
+    writeFileSync(path('vendor/lib/.gitmodules'), '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/moved.git\n');
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const result = await bash('ls');
+    expect(result.error).toBe('');
+    expect(read('vendor/lib/.gitmodules')).toContain('moved.git');
+  });
+
   it('puts back a .git renamed away and replaced by a planted one, and keeps the moved one as it was', async () => {
     const before = read('vendor/lib/.git/config');
     const result = await python(
@@ -114,6 +153,47 @@ describe('repositories the command did not start in', () => {
     expect(moved.error).toBe('');
     expect(read('r4/.git/config')).toBe(config);
     expect(existsSync(path('vendor'))).toBe(false);
+  });
+});
+
+describe('repositories around the command named by bytes that are not UTF-8', () => {
+  it('binds their hooks and config read-only (bubblewrap --args), so a write fails rather than being put back after', async () => {
+    // `odd\xff`: a name no text path reaches; a `gitdir:` file of the working tree leads there.
+    mkdirSync(path('plain'));
+    git(path('plain'), 'init', '-q');
+    const odd = Buffer.concat([Buffer.from(`${project.root}/odd`), Buffer.from([0xff])]);
+    renameSync(path('plain'), odd);
+    mkdirSync(path('tree'));
+    writeFileSync(path('tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
+    const config = readFileSync(Buffer.concat([odd, Buffer.from('/.git/config')]));
+    writeFileSync(
+      path('tree/attack.py'),
+      [
+        "odd = b'../odd\\xff/.git/'",
+        "for name, text in [(b'hooks/pre-commit', '#!/bin/sh\\ntouch /tmp/planted\\n'), (b'config', '[core]\\n\\tfsmonitor = touch /tmp/planted\\n')]:",
+        '    try:',
+        "        open(odd + name, 'a').write(text)",
+        "        print('written', name)",
+        '    except OSError as e:',
+        "        print('refused', name, e.strerror)",
+        // The pipe bubblewrap read them from is not handed on to the command.
+        'import os',
+        'try:',
+        '    os.fstat(5)',
+        "    print('arguments pipe open')",
+        'except OSError:',
+        '    pass',
+        '',
+      ].join('\n'),
+    );
+    const result = await bash('python3 attack.py', path('tree'));
+    const output = `${result.data}${result.error}`;
+    expect(output).toContain("refused b'hooks/pre-commit' Read-only file system");
+    expect(output).toContain("refused b'config' Read-only file system");
+    expect(output).not.toContain('have been restored');
+    expect(output).not.toContain('arguments pipe open');
+    expect(readFileSync(Buffer.concat([odd, Buffer.from('/.git/config')]))).toEqual(config);
+    expect(existsSync(Buffer.concat([odd, Buffer.from('/.git/hooks/pre-commit')]))).toBe(false);
   });
 });
 

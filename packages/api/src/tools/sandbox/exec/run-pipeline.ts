@@ -1,4 +1,5 @@
 import { spawn, type StdioNull, type StdioPipe } from 'node:child_process';
+import { feedArguments, sandboxStdio } from '../sandbox-stdio.js';
 import { closeSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Invocation } from '../command-policy/index.js';
@@ -17,7 +18,15 @@ import { failedBeforeStart, SandboxStartError } from './sandbox-start.js';
  * a pipe at STATUS_FD whether it started the command; `userNetwork` (always with `status`): the
  * slirp4netns that uplinks the sandbox, which waits on a pipe at BLOCK_FD until then.
  */
-export type Launcher = (invocation: Invocation & { executable: string }) => { file: string; args: string[]; argv0?: string; status?: true; userNetwork?: string };
+export type Launcher = (invocation: Invocation & { executable: string }) => {
+  file: string;
+  args: string[];
+  argv0?: string;
+  status?: true;
+  userNetwork?: string;
+  /** bubblewrap's `--args` bytes, fed on a pipe at ARGS_FD (sandbox-stdio.ts). */
+  argumentBytes?: Buffer;
+};
 
 export const directLauncher: Launcher = (invocation) => ({
   file: invocation.executable,
@@ -140,15 +149,15 @@ export class PipelineRun {
   private spawnChild(i: number, invocation: Invocation & { executable: string }, stdio: Stdio[]): Started {
     const fds = this.targets[i] as FdTargets;
     const launch = this.ctx.launcher(invocation);
-    const sandboxPipes: StdioPipe[] = launch.status === true ? (launch.userNetwork === undefined ? ['pipe'] : ['pipe', 'pipe']) : [];
     const child = spawn(launch.file, launch.args, {
       cwd: this.ctx.cwd,
       env: this.ctx.env,
-      stdio: [...stdio, ...sandboxPipes],
+      stdio: [...stdio, ...sandboxStdio(launch)],
       detached: true,
       ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
     });
     if (child.pid !== undefined) this.ctx.groups.add(child.pid);
+    feedArguments(child, launch);
     const status = launch.status === true ? readSandboxStatus(child) : undefined;
     // Not awaited: bubblewrap waits on its block fd until the uplink is up (or given up on), so the
     // command cannot start early. It never rejects: any failure releases the command without a network.

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -159,6 +159,13 @@ function ownRepository(arena: Arena, relative: string): string {
   setupGit(dir, 'add', 'lib.txt');
   setupGit(dir, 'commit', '-qm', 'lib');
   return dir;
+}
+
+/** `tree`, a work tree whose `gitdir:` file leads to the repository `odd\xff` (a name no text path reaches). */
+function oddGitdirTree(arena: Arena): void {
+  renameSync(ownRepository(arena, 'plain'), Buffer.concat([Buffer.from(`${arena.root}/odd`), Buffer.from([0xff])]));
+  mkdirSync(join(arena.root, 'tree'));
+  writeFileSync(join(arena.root, 'tree/.git'), Buffer.concat([Buffer.from('gitdir: ../odd'), Buffer.from([0xff]), Buffer.from('/.git\n')]));
 }
 
 /** What a file of another repository held before a case (by arena root and path). */
@@ -904,6 +911,72 @@ export const RED_TEAM_CASES: RedTeamCase[] = [
       expectOutput: /have been restored/,
     }),
   ),
+  // The service reads a `.env` in its start directory at its next start, if there is one: none
+  // there is no mask in the sandbox, so the file made is found by the snapshot and removed.
+  {
+    name: "python creates the service's .env where there was none (ALLOWED_PATHS=/ at the next start)",
+    tool: 'bash',
+    setup: (a) => rmSync(a.envFile),
+    args: () => python(`open('.env', 'w').write('ALLOWED_PATHS=/\\n')`),
+    expectOutput: /have been restored: .*\.env/,
+  },
+  // A repository around the command whose git directory's name is not UTF-8 (a `gitdir:` file leads
+  // there): bubblewrap binds its hooks and config read-only from bytes (`--args`), as any other.
+  {
+    name: 'python writes the hooks of a gitdir: repository whose name is not UTF-8 (bound read-only from bytes)',
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      oddGitdirTree(a);
+      a.plant('tree/attack.py', `import os\ntry:\n    p = b'../odd\\xff/.git/hooks/pre-commit'\n    open(p, 'w').write('#!/bin/sh\\nexec ${join(a.root, 'tools/payload.sh')}\\n'); os.chmod(p, 0o755)\nexcept OSError as e:\n    print(e.strerror)\n`);
+    },
+    args: () => ({ command: 'python3 attack.py', cwd: 'tree' }),
+    afterwards: (a) => {
+      if (existsSync(Buffer.concat([Buffer.from(`${a.root}/odd`), Buffer.from([0xff, 0x2f]), Buffer.from('.git/hooks/pre-commit')]))) throw new Error('the hook was planted');
+    },
+    expectOutput: /Read-only file system/,
+  },
+  {
+    name: 'git add of a nested repository into an index whose git directory is named by bytes that are not UTF-8',
+    tool: 'bash',
+    setup: (a) => {
+      oddGitdirTree(a);
+      ownRepository(a, 'tree/vendor/lib');
+    },
+    args: () => ({ command: 'git add vendor/lib', cwd: 'tree' }),
+    afterwards: (a) => {
+      const staged = execFileSync('git', ['ls-files', '-s'], { cwd: join(a.root, 'tree'), encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+      if (staged.includes('160000')) throw new Error('the gitlink stayed in the index');
+    },
+    expectOutput: /removed from it again/,
+  },
+  // `.gitmodules` of a nested or sibling repository: the user's `git submodule update` there
+  // clones what a planted URL serves (and git before 2.24 ran `update = !command`).
+  {
+    name: "python rewrites a nested repository's .gitmodules (URL and update command)",
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      ownRepository(a, 'vendor/lib');
+      a.plant('vendor/lib/.gitmodules', '[submodule "dep"]\n\tpath = dep\n\turl = https://example.com/dep.git\n');
+      remember(a, 'vendor/lib/.gitmodules');
+    },
+    args: (a) => python(`open('vendor/lib/.gitmodules', 'w').write('[submodule \\"dep\\"]\\n\\tpath = dep\\n\\turl = ext::${join(a.root, 'tools/payload.sh')}\\n\\tupdate = !${join(a.root, 'tools/payload.sh')}\\n')`),
+    afterwards: userUsesNested('vendor/lib', 'vendor/lib/.gitmodules', 'unchanged'),
+    expectOutput: /have been restored/,
+  },
+  {
+    name: 'python plants a .gitmodules in a sibling repository',
+    tool: 'bash',
+    setup: (a) => {
+      plantPayload(a);
+      ownRepository(a, 'r2');
+      ownRepository(a, 'r3');
+    },
+    args: (a) => ({ ...python(`open('../r3/.gitmodules', 'w').write('[submodule \\"x\\"]\\n\\tpath = x\\n\\turl = ext::${join(a.root, 'tools/payload.sh')}\\n')`), cwd: 'r2' }),
+    afterwards: userUsesNested('r3', 'r3/.gitmodules', 'absent'),
+    expectOutput: /have been restored/,
+  },
   {
     name: 'git init, then python writes a hook into the new repository',
     tool: 'bash',
