@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -17,6 +18,10 @@ export default defineConfig({
     globalSetup: ['test/helpers/suite-leftovers.ts'],
     // In every worker: temp directories removed when a file ends, exit hooks run when vitest ends the worker.
     setupFiles: ['test/helpers/worker-setup.ts'],
+    // At least two files at once, even on two cores: most of the suite waits on child processes
+    // (services, bubblewrap, git, tmux, Chromium) rather than computing, and one worker left the
+    // second core idle for most of a 31-minute run.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // Once more after a failure. Both flakes it was added for are understood and fixed: slirp4netns
