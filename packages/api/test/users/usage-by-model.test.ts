@@ -1,7 +1,7 @@
-import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { scripted, startScriptedModel } from '@mada/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { call, type Json } from '../support/api-call.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import { createTestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { until } from '../support/until.js';
 
@@ -15,24 +15,16 @@ const SMALL = 'small-coder:1b';
 const ROOT_KEY = 'root-key-7e20c4b19d5f';
 const BOB_KEY = 'bob-key-3a81f6d02c94';
 
-let model: ScriptedModel | undefined;
-let t: TestApp | undefined;
-
-afterEach(async () => {
-  await t?.close();
-  await model?.close();
-  t = undefined;
-  model = undefined;
-});
-
 describe.each(DIALECTS)('usage per model on %s', (dialect) => {
   it("counts each model's runs and tokens, and keeps them when the conversation and its runs are deleted", async () => {
-    model = await startScriptedModel({ models: [LARGE, SMALL] });
-    t = await createTestApp({
+    const model = await startScriptedModel({ models: [LARGE, SMALL] });
+    onTestFinished(() => model.close());
+    const t = await createTestApp({
       dialect,
       model: { url: model.url },
       env: { LLM_MODEL: LARGE, LLM_MODELS: `${SMALL},${LARGE}`, API_KEYS: `root:${ROOT_KEY},bob:${BOB_KEY}`, ADMIN_USERS: 'root', RATE_LIMIT_PER_MINUTE: '0' },
     });
+    onTestFinished(() => t.close());
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const bob = (method: string, path: string, body?: Json) => call(address, BOB_KEY, method, path, body);
     const ended = (id: string): Promise<Json> =>
