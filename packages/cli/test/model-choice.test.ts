@@ -60,4 +60,28 @@ describe('choosing a model', () => {
     expect(result.stderr).toContain('Unknown model: nope');
     expect(modelsAsked(before)).toEqual(['small-coder', 'big-coder', 'small-coder']);
   });
+
+  it("shows today's runs and tokens per model in `mada whoami`", async () => {
+    type ByModel = { model: string | null; runs: number; tokens: number }[];
+    const usedOf = async (): Promise<ByModel> => {
+      const result = await mada(['whoami', '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      return (JSON.parse(result.stdout) as { usage: { by_model: ByModel } }).usage.by_model;
+    };
+    const runsOf = (used: ByModel, name: string): number => used.find((entry) => entry.model === name)?.runs ?? 0;
+    const before = await usedOf();
+    running.model.push(scripted.text('small answer'));
+    expect((await mada(['run', '--agent', 'explore', '--model', 'small-coder', 'say hi'])).code).toBe(0);
+    const after = await usedOf();
+    expect(runsOf(after, 'small-coder')).toBe(runsOf(before, 'small-coder') + 1);
+    expect(runsOf(after, 'big-coder')).toBe(runsOf(before, 'big-coder'));
+
+    const shown = await mada(['whoami']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const lines = shown.stdout.split('\n');
+    const today = lines.findIndex((line) => line.startsWith('today (UTC): '));
+    expect(lines.slice(today + 1, today + 1 + after.length)).toEqual(after.map((used) => `  ${used.model ?? '(before models were counted)'}: ${used.runs} runs, ${used.tokens} tokens`));
+    expect(after.find((used) => used.model === 'small-coder')?.tokens).toBeGreaterThan(0);
+    // Four client processes: room for a loaded machine.
+  }, 90_000);
 });

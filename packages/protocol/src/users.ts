@@ -51,13 +51,30 @@ export type UserResponse = z.infer<typeof UserResponse>;
 export const UserListResponse = z.object({ users: z.array(UserResponse), total: Count }).meta({ id: 'UserListResponse' });
 export type UserListResponse = z.infer<typeof UserListResponse>;
 
+export const UsageOfModel = z
+  .object({
+    model: z.string().nullable().meta({ description: 'The configured model; null: what was counted before usage was kept per model' }),
+    runs: Count.meta({ description: 'Runs created since 00:00 UTC that were sent to this model' }),
+    tokens: Count.meta({ description: 'Their input and output tokens' }),
+  })
+  .meta({ id: 'UsageOfModel' });
+export type UsageOfModel = z.infer<typeof UsageOfModel>;
+
 export const Usage = z
   .object({
     runs_today: Count.meta({ description: 'Runs created since 00:00 UTC' }),
     tokens_today: Count.meta({ description: 'Input and output tokens of those runs' }),
     running: Count.meta({ description: 'Runs running or waiting for an approval now' }),
+    by_model: z.array(UsageOfModel).meta({
+      description: 'runs_today and tokens_today per model, by name; an entry with model null last, if any. Kept when the runs are deleted, as the totals are.',
+    }),
   })
   .meta({ id: 'Usage' });
+export type Usage = z.infer<typeof Usage>;
+
+/** One user as `GET /users/{id}` shows it to an admin: with what they used today, as `/me` shows it. */
+export const UserDetailResponse = UserResponse.extend({ usage: Usage }).meta({ id: 'UserDetailResponse' });
+export type UserDetailResponse = z.infer<typeof UserDetailResponse>;
 
 export const MeResponse = z
   .object({ id: z.string(), role: UserRole, workspace: Workspace, quotas: Quotas, usage: Usage })

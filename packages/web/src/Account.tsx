@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useId, useState, type FormEvent } from 'react';
-import type { CreatedKeyResponse, CreateKeyRequest, KeyListResponse, KeyResponse, MeResponse, Quotas } from '@mada/protocol';
+import { Fragment, lazy, Suspense, useId, useState, type FormEvent } from 'react';
+import type { CreatedKeyResponse, CreateKeyRequest, KeyListResponse, KeyResponse, MeResponse, Quotas, Usage } from '@mada/protocol';
 import { exactText } from '@mada/protocol/browser';
 import { api, ApiError } from './api.js';
 import { shortTime } from './time.js';
@@ -125,6 +125,26 @@ function Keys() {
   );
 }
 
+/** Today's runs and tokens per model; nothing before the day's first run. */
+export function UsageByModel({ usage }: { usage: Usage }) {
+  if (usage.by_model.length === 0) return null;
+  return (
+    <>
+      <h3>By model</h3>
+      <dl aria-label="Today by model">
+        {usage.by_model.map((used) => (
+          <Fragment key={used.model ?? ''}>
+            <dt>{used.model === null ? 'Before models were counted' : exactText(used.model)}</dt>
+            <dd>
+              {used.runs} runs, {used.tokens} tokens
+            </dd>
+          </Fragment>
+        ))}
+      </dl>
+    </>
+  );
+}
+
 /** Who I am, my workspace, my quotas and what I used of them today, my keys; for admins, the rest. */
 export function Account() {
   const me = useQuery({ queryKey: ['me'], queryFn: () => api<MeResponse>('GET', '/me'), refetchInterval: 10_000 });
@@ -155,6 +175,7 @@ export function Account() {
             <dt>{QUOTA_LABELS.max_tokens_per_day}</dt>
             <dd>{ofLimit(me.data.usage.tokens_today, me.data.quotas.max_tokens_per_day)}</dd>
           </dl>
+          <UsageByModel usage={me.data.usage} />
         </>
       ) : null}
       <Keys />

@@ -291,13 +291,20 @@ describe('the console views in a browser', () => {
     expect(requested.filter((url) => !url.startsWith(`${address}/`))).toEqual([]);
   }, 60_000);
 
-  it('creates a key shown once and revokes it; shows quotas and usage', async () => {
+  it('creates a key shown once and revokes it; shows quotas and usage, per model too', async () => {
     const { user, key } = await newUser();
+    model.push(LOOK, scripted.text('Looked.'));
+    const run = await endedRun(key, { agent_type: 'explore', prompt: 'look around', working_dir: ownDir() });
+    const usage = run.usage as { input_tokens: number; output_tokens: number };
     const { page } = await signedInPage(browser, address, key);
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByRole('heading', { name: 'Account' }).waitFor();
     await page.getByText(`${user} (member)`).waitFor();
     expect(await page.getByText('Runs a day').count()).toBe(1);
+    const byModel = page.getByLabel('Today by model');
+    await byModel.waitFor();
+    expect(await byModel.locator('dt').allTextContents()).toEqual([String(run.model)]);
+    expect(await byModel.locator('dd').allTextContents()).toEqual([`1 runs, ${usage.input_tokens + usage.output_tokens} tokens`]);
     expect(await seriousViolations(page)).toEqual([]);
 
     await page.getByLabel('Key name').fill('laptop');

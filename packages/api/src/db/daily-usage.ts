@@ -4,18 +4,33 @@ import type { Db, DialectAdapter } from './dialect.js';
 
 type Tables = DialectAdapter['tables'];
 
+/** What a user's runs used of one model; `model` null: counted before the ledger kept models. */
+export interface UsageOfModel {
+  model: string | null;
+  runs: number;
+  tokens: number;
+}
+
 /**
- * The per-user, per-UTC-day ledger of runs created and tokens they used (`user_daily_usage`).
- * The daily quotas and `/me` read it instead of counting the runs table: a run's row goes with its
- * conversation, or at its retention, and what it cost must not go with it (a user who deleted a
- * conversation would otherwise get that day's runs and tokens back).
+ * The per-user, per-UTC-day ledger of runs created and tokens they used (`user_daily_usage`), and
+ * the same per model (`user_model_daily_usage`) for runs that name one. The daily quotas and `/me`
+ * read them instead of counting the runs table: a run's row goes with its conversation, or at its
+ * retention, and what it cost must not go with it (a user who deleted a conversation would
+ * otherwise get that day's runs and tokens back).
  */
-export async function addDailyUsage(tables: Tables, tx: Db, userId: string, createdAt: Date, used: { runs: number; tokens: number }): Promise<void> {
+export async function addDailyUsage(tables: Tables, tx: Db, userId: string, createdAt: Date, model: string | null, used: { runs: number; tokens: number }): Promise<void> {
+  const day = startOfUtcDay(createdAt);
   const u = tables.userDailyUsage;
   await tx
     .insert(u)
-    .values({ userId, day: startOfUtcDay(createdAt), runs: used.runs, tokens: used.tokens })
+    .values({ userId, day, runs: used.runs, tokens: used.tokens })
     .onConflictDoUpdate({ target: [u.userId, u.day], set: { runs: sql`${u.runs} + ${used.runs}`, tokens: sql`${u.tokens} + ${used.tokens}` } });
+  if (model === null) return;
+  const m = tables.userModelDailyUsage;
+  await tx
+    .insert(m)
+    .values({ userId, day, model, runs: used.runs, tokens: used.tokens })
+    .onConflictDoUpdate({ target: [m.userId, m.day, m.model], set: { runs: sql`${m.runs} + ${used.runs}`, tokens: sql`${m.tokens} + ${used.tokens}` } });
 }
 
 /** The runs a user created since `since` (a UTC midnight), and the tokens those runs used. */
@@ -26,4 +41,25 @@ export async function dailyUsageSince(tables: Tables, db: Db, userId: string, si
     .from(u)
     .where(and(eq(u.userId, userId), gte(u.day, startOfUtcDay(since))));
   return { runs: used?.runs ?? 0, tokens: used?.tokens ?? 0 };
+}
+
+/**
+ * The same per model, by model name. What the totals (dailyUsageSince) count beyond the models'
+ * rows comes last with `model: null`: runs of the day of the upgrade that introduced the per-model
+ * ledger, deleted before it, or created meanwhile by a replica of the version before.
+ */
+export async function dailyUsageByModelSince(tables: Tables, db: Db, userId: string, since: Date, total: { runs: number; tokens: number }): Promise<UsageOfModel[]> {
+  const m = tables.userModelDailyUsage;
+  const rows = await db
+    .select({ model: m.model, runs: sql<number>`sum(${m.runs})`.mapWith(Number), tokens: sql<number>`sum(${m.tokens})`.mapWith(Number) })
+    .from(m)
+    .where(and(eq(m.userId, userId), gte(m.day, startOfUtcDay(since))))
+    .groupBy(m.model);
+  // Sorted here: the two databases' collations order names differently.
+  rows.sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+  const rest = {
+    runs: Math.max(0, total.runs - rows.reduce((sum, row) => sum + row.runs, 0)),
+    tokens: Math.max(0, total.tokens - rows.reduce((sum, row) => sum + row.tokens, 0)),
+  };
+  return rest.runs > 0 || rest.tokens > 0 ? [...rows, { model: null, ...rest }] : rows;
 }

@@ -143,7 +143,7 @@ export class DrizzleRunRepository implements RunRepository {
       db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
     );
     const [created] = await insert(tx, withoutNulls(values));
-    if (created) await addDailyUsage(this.t, tx, input.userId, now, { runs: 1, tokens: 0 });
+    if (created) await addDailyUsage(this.t, tx, input.userId, now, created.model, { runs: 1, tokens: 0 });
     // Counted after the insert, this one included; throwing rolls the insert (and the turn's message) back.
     if (created && daily) await this.checkDaily(tx, input.userId, quota);
     if (created && mayQueue && created.status === 'queued' && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
@@ -341,7 +341,7 @@ export class DrizzleRunRepository implements RunRepository {
       if (!run) return undefined;
       const tokens = usage.input_tokens + usage.output_tokens;
       // Counted on the day the run was created, as its run was.
-      if (tokens > 0) await addDailyUsage(this.t, tx, run.userId, run.createdAt, { runs: 0, tokens });
+      if (tokens > 0) await addDailyUsage(this.t, tx, run.userId, run.createdAt, run.model, { runs: 0, tokens });
       const stored = await this.stored(tx, run, data, now);
       if (audit) await appendAuditIn(this.adapter, tx, audit);
       return stored;

@@ -2,7 +2,7 @@ import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { AuditDetail } from './audit-repository.js';
 import type { Db, DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
-import { dailyUsageSince } from './daily-usage.js';
+import { dailyUsageByModelSince, dailyUsageSince } from './daily-usage.js';
 import { QUOTA_UNSET, type KeyOwner, type KeyRecord, type UserChanges, type UserRecord, type UserRepository, type UserUsage, type WorkspaceCheck } from './user-repository.js';
 
 /** The advisory lock every workspace change takes on PostgreSQL ("mada" then "wksp" in ASCII). */
@@ -142,12 +142,13 @@ export class DrizzleUserRepository implements UserRepository {
     const r = this.t.runs;
     return this.adapter.run(async (db) => {
       const today = await dailyUsageSince(this.t, db, userId, since);
+      const byModel = await dailyUsageByModelSince(this.t, db, userId, since, today);
       // Counted apart: a run started before midnight may still be running.
       const [active] = await db
         .select({ n: count() })
         .from(r)
         .where(and(eq(r.userId, userId), inArray(r.status, ['running', 'waiting_approval'])));
-      return { runsToday: today.runs, tokensToday: today.tokens, running: active?.n ?? 0 };
+      return { runsToday: today.runs, tokensToday: today.tokens, running: active?.n ?? 0, byModel };
     });
   }
 }

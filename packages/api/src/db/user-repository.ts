@@ -1,5 +1,7 @@
 /** Stored users and their API keys (TEAMS.md section 8), for both dialects. */
 
+import type { UsageOfModel } from './daily-usage.js';
+
 export type UserRole = 'admin' | 'member';
 
 /**
@@ -53,6 +55,8 @@ export interface UserUsage {
   runsToday: number;
   tokensToday: number;
   running: number;
+  /** Today's runs and tokens per model, by name; what is not attributed to one last (model null). */
+  byModel: UsageOfModel[];
 }
 
 /**

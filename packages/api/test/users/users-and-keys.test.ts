@@ -65,7 +65,7 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
         role: 'admin',
         workspace: { paths: [t.workdir] },
         quotas: { max_concurrent_runs: 2, max_runs_per_day: 0, max_tokens_per_day: 0 },
-        usage: { runs_today: 0, tokens_today: 0, running: 0 },
+        usage: { runs_today: 0, tokens_today: 0, running: 0, by_model: [] },
       },
     });
     expect((await as(BOB_KEY, 'GET', '/me')).body).toMatchObject({ id: 'bob', role: 'member' });
@@ -126,7 +126,8 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
     expect(await as(ROOT_KEY, 'POST', '/users', { id: 'bob' })).toEqual({ status: 409, body: { detail: 'User already exists' } });
     const patched = await as(ROOT_KEY, 'PATCH', '/users/dora', { role: 'admin', quotas: { max_tokens_per_day: 1000 } });
     expect(patched.body).toMatchObject({ role: 'admin', quotas: { max_concurrent_runs: 2, max_runs_per_day: 5, max_tokens_per_day: 1000 } });
-    expect((await as(ROOT_KEY, 'GET', '/users/dora')).body).toEqual(patched.body);
+    // GET adds what the user used today.
+    expect((await as(ROOT_KEY, 'GET', '/users/dora')).body).toEqual({ ...patched.body, usage: { runs_today: 0, tokens_today: 0, running: 0, by_model: [] } });
     expect((await as(ROOT_KEY, 'PATCH', '/users/bob', { disabled: true })).status).toBe(409);
   });
 
@@ -186,7 +187,7 @@ describe.each(DIALECTS)('users and keys on %s', (dialect) => {
     const key = await storedUser('frank');
     const run = await waitingRun(key);
     const me = await as(key, 'GET', '/me');
-    expect(me.body.usage).toEqual({ runs_today: 1, tokens_today: expect.any(Number), running: 1 });
+    expect(me.body.usage).toEqual({ runs_today: 1, tokens_today: expect.any(Number), running: 1, by_model: [{ model: expect.any(String), runs: 1, tokens: expect.any(Number) }] });
 
     const disabled = await as(ROOT_KEY, 'PATCH', '/users/frank', { disabled: true });
     expect(disabled.body).toMatchObject({ id: 'frank', disabled: true });

@@ -28,6 +28,7 @@ export async function whoamiCommand(flags: KeysFlags, terminal: Terminal): Promi
   terminal.print(`workspace: ${me.workspace.paths.map((path) => clip(path, 200)).join(', ')}`);
   const { usage, quotas } = me;
   terminal.print(`today (UTC): ${usage.runs_today} runs, ${usage.tokens_today} tokens; running now: ${usage.running}`);
+  for (const used of usage.by_model) terminal.print(`  ${used.model === null ? '(before models were counted)' : clip(used.model, 64)}: ${used.runs} runs, ${used.tokens} tokens`);
   terminal.print(
     terminal.style(
       'dim',

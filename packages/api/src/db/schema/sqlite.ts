@@ -19,6 +19,7 @@ export const {
   runs,
   userConversationCounts,
   userDailyUsage,
+  userModelDailyUsage,
   users,
   webhookDeliveries,
   webhooks,

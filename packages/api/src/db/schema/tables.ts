@@ -82,6 +82,25 @@ export const userDailyUsage = pgTable(
 );
 
 /**
+ * The same ledger per model: what each user's runs created on a UTC day used of each configured
+ * model (`/me`'s `usage.by_model`). A table of its own beside user_daily_usage, which the quotas
+ * keep reading: adding it leaves the ledger's key as it was, so replicas of the version before keep
+ * writing theirs during a rolling upgrade. Written in the same transactions as the ledger, for runs
+ * that name a model; what the ledger counts beyond these rows was used before models were counted.
+ */
+export const userModelDailyUsage = pgTable(
+  'user_model_daily_usage',
+  {
+    userId: varchar('user_id', { length: 255 }).notNull(),
+    day: ts('day').notNull(),
+    model: varchar('model', { length: 255 }).notNull(),
+    runs: integer('runs').notNull().default(0),
+    tokens: bigint('tokens', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.day, t.model] })],
+);
+
+/**
  * Stored agent runs. last_event_id is the seq of the run's latest event: appending an event
  * increments it first, which serializes concurrent appends on the run row. A key that names an
  * idempotent request is unique per user while it is set (NULLs never collide).

@@ -9,6 +9,7 @@ import {
   MeResponse,
   type QuotaChanges,
   UpdateUserRequest,
+  UserDetailResponse,
   UserKeyParams,
   UserListResponse,
   UserParams,
@@ -17,7 +18,7 @@ import {
 } from '@mada/protocol';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { KeyRecord } from '../../db/user-repository.js';
+import type { KeyRecord, UserUsage } from '../../db/user-repository.js';
 import { AdminOnlyError } from '../../users/errors.js';
 import type { QuotaChanges as UserQuotaChanges, Quotas, User, UserDirectory } from '../../users/user-directory.js';
 
@@ -44,6 +45,8 @@ const toUserResponse = (user: User): UserResponse => ({
   quotas: quotasOut(user.quotas),
   source: user.source,
 });
+
+const usageOut = (usage: UserUsage) => ({ runs_today: usage.runsToday, tokens_today: usage.tokensToday, running: usage.running, by_model: usage.byModel });
 
 const toKeyResponse = (key: KeyRecord) => ({
   id: key.id,
@@ -81,7 +84,7 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
         role: request.caller.role,
         workspace: { paths: user.workspacePaths },
         quotas: quotasOut(user.quotas),
-        usage: { runs_today: usage.runsToday, tokens_today: usage.tokensToday, running: usage.running },
+        usage: usageOut(usage),
       };
     },
   );
@@ -150,11 +153,19 @@ export const userRoutes: FastifyPluginAsyncZod<UserRoutesOptions> = async (app, 
 
   app.get(
     '/users/:user_id',
-    { schema: { ...admin, summary: 'One user', params: UserParams, response: { 200: UserResponse, 403: ErrorResponse, 404: ErrorResponse } } },
+    {
+      schema: {
+        ...admin,
+        summary: 'One user, with what they used today (UTC) as /me shows it',
+        params: UserParams,
+        response: { 200: UserDetailResponse, 403: ErrorResponse, 404: ErrorResponse },
+      },
+    },
     async (request) => {
       requireAdmin(request);
       // Looking at a user is no use of their workspace: their directory is named, not made.
-      return toUserResponse(await users.find(request.params.user_id));
+      const user = await users.find(request.params.user_id);
+      return { ...toUserResponse(user), usage: usageOut(await users.usage(user.id)) };
     },
   );
 
