@@ -223,7 +223,9 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     now,
     log,
   });
-  const webhooks = new WebhookService({ store: repository.webhooks, allowPrivate: settings.webhookAllowPrivate, now, log, onQueued: dispatcher.notify });
+  const webhooks = new WebhookService({ store: repository.webhooks, allowPrivate: settings.webhookAllowPrivate, now });
+  // Runs' ends and approvals store their deliveries in their own transactions; the sender hears after the commit.
+  const stopWaking = repository.webhooks.onDeliveriesStored(dispatcher.notify);
   const checkpoints = new CheckpointService({
     root: join(settings.dataDir, 'checkpoints'),
     maxFileBytes: settings.checkpointMaxFileBytes,
@@ -249,7 +251,6 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     log,
     describeFailure: runFailureText(settings, keyed),
     metrics,
-    onEnded: (run) => webhooks.notify({ userId: run.userId, event: 'run_ended', at: run.endedAt ?? now(), runId: run.id, status: run.status }),
   });
   // Deleting a conversation cancels its running turn (model call aborted, child processes ended).
   conversations.onDeleted((id) => runs.cancelConversationRuns(id));
@@ -275,8 +276,6 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     bus,
     timeoutMs: settings.approvalTimeoutSeconds * 1000,
     now,
-    onRequested: (approval) =>
-      webhooks.notify({ userId: approval.userId, event: 'approval_requested', at: approval.createdAt, runId: approval.runId, approvalId: approval.id, tool: approval.tool }),
   });
   metrics.countPendingApprovals(() => approvals.waiting);
   const sessions = new ConsoleSessions(repository.consoleSessions, settings.consoleSessionHours * 3_600_000, () => now().getTime());
@@ -303,8 +302,8 @@ export async function openServices(settings: Settings, log: Log, options: Servic
       sessions.stopSweeping();
       await runSweeper.stop();
       await runs.close();
-      // The run_ended of runs just interrupted are stored before the sender stops; it sends them after a restart.
-      await webhooks.flush();
+      // The run_ended of runs just interrupted were stored with their ends; the next service sends what this one did not.
+      stopWaking();
       await dispatcher.close();
       await mcp?.closeAll();
       // A host the caller passed in is the caller's to close.

@@ -27,7 +27,7 @@ const FORBIDDEN: Record<string, string[]> = {
   mcp: ['agents', 'conversations', 'runs', 'http', ...SERVICES],
   // Users and keys: below the routes that serve them.
   users: ['http', 'agents', 'tools', 'checkpoints', 'approvals'],
-  // Stored deliveries and their sender: told of events by the runs and approvals, knowing neither.
+  // Users' webhooks and their sender: an event's deliveries are written by the database with the change that causes it.
   webhooks: ['agents', 'conversations', 'tools', 'model', 'runs', 'http', 'mcp', 'approvals', 'checkpoints', 'metrics'],
   util: ['agents', 'conversations', 'tools', 'model', 'db', 'runs', 'http', ...SERVICES],
 };

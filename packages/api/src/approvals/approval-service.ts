@@ -21,8 +21,6 @@ export interface ApprovalServiceOptions {
   /** How often a waiting run re-reads its approval, in case a wake-up from another replica was lost. */
   pollMs?: number;
   now?: () => Date;
-  /** Told of each approval a run asks for, once it is stored: the webhooks' `approval_requested`. Must not throw. */
-  onRequested?: (approval: ApprovalRecord) => void;
 }
 
 /**
@@ -145,7 +143,6 @@ export class ApprovalService {
       expiresAt: new Date(createdAt.getTime() + this.options.timeoutMs),
     });
     await this.announce(run.userId);
-    this.options.onRequested?.(approval);
     emit({
       event: 'approval_requested',
       approval_id: approval.id,

@@ -33,7 +33,8 @@ export interface ApprovalGrant {
 export interface ApprovalRepository {
   /**
    * Stores a pending approval and marks its run `waiting_approval` (if it is running) in one
-   * transaction: nobody sees the approval while its run still says `running`.
+   * transaction: nobody sees the approval while its run still says `running`. The user's webhooks
+   * subscribed to `approval_requested` get their deliveries in the same transaction.
    */
   createApproval(input: NewApproval): Promise<ApprovalRecord>;
   findApproval(id: string): Promise<ApprovalRecord | undefined>;

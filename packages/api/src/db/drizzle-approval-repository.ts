@@ -2,24 +2,29 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { NewAuditEntry } from './audit-repository.js';
 import type { DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
+import type { DeliveryOutbox } from './webhook-deliveries.js';
 import type { ApprovalGrant, ApprovalRecord, ApprovalRepository, ApprovalStatus, NewApproval } from './approval-repository.js';
 
 /** Approvals over drizzle, for both dialects. Deciding is one conditional UPDATE: the first answer wins. */
 export class DrizzleApprovalRepository implements ApprovalRepository {
   private readonly t;
 
-  constructor(private readonly adapter: DialectAdapter) {
+  constructor(
+    private readonly adapter: DialectAdapter,
+    private readonly outbox: DeliveryOutbox,
+  ) {
     this.t = adapter.tables;
   }
 
   createApproval(input: NewApproval): Promise<ApprovalRecord> {
     const { approvals: a, runs: r } = this.t;
-    return this.adapter.transaction(async (tx) => {
+    return this.outbox.transaction(async (tx, notice) => {
       const [stored] = await tx.insert(a).values({ ...input, status: 'pending' }).returning();
       await tx
         .update(r)
         .set({ status: 'waiting_approval' })
         .where(and(eq(r.id, input.runId), eq(r.status, 'running')));
+      await notice(input.userId, { event: 'approval_requested', at: input.createdAt, runId: input.runId, approvalId: input.id, tool: input.tool });
       return stored!;
     });
   }

@@ -26,6 +26,7 @@ import type { ConsoleSessionRepository } from './console-session-repository.js';
 import { DrizzleAuditRepository } from './drizzle-audit-repository.js';
 import type { AuditRepository } from './audit-repository.js';
 import { DrizzleWebhookRepository } from './drizzle-webhook-repository.js';
+import { DeliveryOutbox } from './webhook-deliveries.js';
 import type { WebhookRepository } from './webhook-repository.js';
 import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
@@ -64,12 +65,14 @@ export class DrizzleRepository implements ConversationRepository {
   ) {
     this.dialect = adapter.dialect;
     this.t = adapter.tables;
-    this.runs = new DrizzleRunRepository(adapter, texts);
-    this.approvals = new DrizzleApprovalRepository(adapter);
+    // Runs' ends and approvals store their webhook deliveries in their own transactions.
+    const outbox = new DeliveryOutbox(adapter);
+    this.runs = new DrizzleRunRepository(adapter, outbox, texts);
+    this.approvals = new DrizzleApprovalRepository(adapter, outbox);
     this.users = new DrizzleUserRepository(adapter);
     this.consoleSessions = new DrizzleConsoleSessionRepository(adapter);
     this.audit = new DrizzleAuditRepository(adapter);
-    this.webhooks = new DrizzleWebhookRepository(adapter);
+    this.webhooks = new DrizzleWebhookRepository(adapter, outbox);
     this.contents = texts === undefined ? (id) => this.contentHere(id) : (id) => texts.load({ messageId: id });
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }

@@ -8,6 +8,7 @@ import { largeSlices } from './large-content.js';
 import { eventSizesAfter, framesWithIds, framesWithoutIds, pageSizesAfter, pagesAfter } from './run-event-statements.js';
 import type { LargeTextReader } from './large-content.js';
 import type { RunTextRef } from './large-text-worker.js';
+import type { DeliveryOutbox, NoticeWriter } from './webhook-deliveries.js';
 import {
   ACTIVE_RUN_STATUSES,
   EVENT_PAGE_CHARS,
@@ -92,6 +93,7 @@ export class DrizzleRunRepository implements RunRepository {
    */
   constructor(
     private readonly adapter: DialectAdapter,
+    private readonly outbox: DeliveryOutbox,
     texts?: LargeTextReader,
   ) {
     this.t = adapter.tables;
@@ -335,7 +337,7 @@ export class DrizzleRunRepository implements RunRepository {
   }
 
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage, audit?: NewAuditEntry): Promise<{ run: RunRecord; event: RunEventRecord } | undefined> {
-    return this.adapter.transaction(async (tx) => {
+    return this.outbox.transaction(async (tx, notice) => {
       const counters = { modelCalls: usage.model_calls, toolCalls: usage.tool_calls, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens };
       const [run] = await this.statements.endWhileActive(tx, { id, ...ending, endedAt: now, ...counters });
       if (!run) return undefined;
@@ -343,6 +345,8 @@ export class DrizzleRunRepository implements RunRepository {
       // Counted on the day the run was created, as its run was.
       if (tokens > 0) await addDailyUsage(this.t, tx, run.userId, run.createdAt, run.model, { runs: 0, tokens });
       const stored = await this.stored(tx, run, data, now);
+      await endedNotice(notice, run, now);
+      // Last: the append holds the audit lock until the commit.
       if (audit) await appendAuditIn(this.adapter, tx, audit);
       return stored;
     });
@@ -408,7 +412,7 @@ export class DrizzleRunRepository implements RunRepository {
 
   interruptAbandonedRuns(expiredBefore: Date, now: Date, ending: { error: string; eventData: string }): Promise<string[]> {
     const { runs: r, approvals: a } = this.t;
-    return this.adapter.transaction(async (tx) => {
+    return this.outbox.transaction(async (tx, notice) => {
       const abandoned = await tx
         .select({ id: r.id })
         .from(r)
@@ -418,6 +422,7 @@ export class DrizzleRunRepository implements RunRepository {
         // The status condition makes a run that ended meanwhile keep its own ending.
         const done = await this.append(tx, id, ending.eventData, now, { status: 'interrupted', endedAt: now, error: ending.error, leaseOwner: null, leaseUntil: null }, ACTIVE_RUN_STATUSES);
         if (!done) continue;
+        await endedNotice(notice, done.run, now);
         // Nobody is left to act on an answer: what the run was waiting for is denied with it.
         await tx
           .update(a)
@@ -549,6 +554,11 @@ export class DrizzleRunRepository implements RunRepository {
   private takeSeq(tx: Db, id: string, changes: RunChanges, onlyIf?: readonly RunStatus[]): Promise<RunRecord[]> {
     return this.runUpdate(changes, onlyIf, true)(tx, { ...withoutNulls(changes), id });
   }
+}
+
+/** The webhooks' `run_ended` of a run just ended, stored with its end. */
+function endedNotice(notice: NoticeWriter, run: RunRecord, at: Date): Promise<void> {
+  return notice(run.userId, { event: 'run_ended', at, runId: run.id, status: run.status });
 }
 
 /** The fields with a value: the values of a shaped statement, whose nulls are in its SQL. */

@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, inArray, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
+import { toDelivery, webhookEvents, type DeliveryOutbox } from './webhook-deliveries.js';
 import {
   WebhookLimitReached,
   type AttemptOutcome,
@@ -19,7 +20,10 @@ const WEBHOOKS_LOCK = 0x77686b73;
 export class DrizzleWebhookRepository implements WebhookRepository {
   private readonly t;
 
-  constructor(private readonly adapter: DialectAdapter) {
+  constructor(
+    private readonly adapter: DialectAdapter,
+    private readonly outbox: DeliveryOutbox,
+  ) {
     this.t = adapter.tables;
   }
 
@@ -69,14 +73,14 @@ export class DrizzleWebhookRepository implements WebhookRepository {
     });
   }
 
-  enqueueDeliveries(userId: string, event: WebhookEvent, now: Date, make: (webhook: WebhookRecord) => NewDelivery): Promise<DeliveryRecord[]> {
-    const { webhooks: w, webhookDeliveries: d } = this.t;
-    return this.adapter.transaction(async (tx) => {
-      const subscribed = (await tx.select().from(w).where(eq(w.userId, userId))).map(toWebhook).filter((webhook) => webhook.events.includes(event));
-      if (subscribed.length === 0) return [];
-      const rows = subscribed.map((webhook) => ({ ...make(webhook), webhookId: webhook.id, status: 'pending' as const, attempts: 0, createdAt: now, nextAttemptAt: now }));
-      return (await tx.insert(d).values(rows).returning()).map(toDelivery);
-    });
+  async enqueueDeliveries(userId: string, event: WebhookEvent, now: Date, make: (webhook: WebhookRecord) => NewDelivery): Promise<DeliveryRecord[]> {
+    const stored = await this.adapter.transaction((tx) => this.outbox.storeIn(tx, userId, event, now, make));
+    if (stored.length > 0) this.outbox.wake();
+    return stored;
+  }
+
+  onDeliveriesStored(listener: () => void): () => void {
+    return this.outbox.onStored(listener);
   }
 
   listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
@@ -156,11 +160,6 @@ interface WebhookRow extends Omit<WebhookRecord, 'events'> {
   events: string;
 }
 
-/** `events` is the service's own JSON; a name it no longer knows is dropped rather than trusted. */
 function toWebhook(row: WebhookRow): WebhookRecord {
-  const parsed: unknown = JSON.parse(row.events);
-  const events = Array.isArray(parsed) ? parsed.filter((name): name is WebhookEvent => name === 'approval_requested' || name === 'run_ended') : [];
-  return { ...row, events };
+  return { ...row, events: webhookEvents(row.events) };
 }
-
-const toDelivery = (row: Omit<DeliveryRecord, 'event'> & { event: string }): DeliveryRecord => ({ ...row, event: row.event as WebhookEvent });

@@ -278,7 +278,8 @@ export interface RunRepository {
    * Ends an active run in one statement and one transaction with its final event: the status and
    * outcome, ended_at `now`, the lease released and `usage` added to the counters; a run of
    * PAGED_RUN_MIN_EVENTS events or more gets its frames stored in pages too (`eventPagesAfter`). Undefined when the run had already ended or is gone: then nothing changes.
-   * `audit` (a cancellation) is appended to the audit log in the same transaction, only when the run ends here.
+   * `audit` (a cancellation) is appended to the audit log in the same transaction, only when the run ends here,
+   * as are the deliveries of the owner's webhooks subscribed to `run_ended`.
    */
   endRun(id: string, data: string, now: Date, ending: RunEnding, usage: RunUsage, audit?: NewAuditEntry): Promise<{ run: RunRecord; event: RunEventRecord } | undefined>;
   /**
@@ -306,7 +307,8 @@ export interface RunRepository {
    * Ends as `interrupted` every active run whose lease ran out before `expiredBefore` (or that has
    * none), with a last event `eventData` and error `error`, and frees the conversation turn the run
    * held (a conversation run holds its turn with its own id as the token), and denies the run's
-   * pending approvals with `error` as their message. Returns their ids.
+   * pending approvals with `error` as their message, each with its owner's `run_ended` webhook
+   * deliveries, all in one transaction. Returns their ids.
    */
   interruptAbandonedRuns(expiredBefore: Date, now: Date, ending: { error: string; eventData: string }): Promise<string[]>;
   /** Deletes ended runs (and their events) that ended before `cutoff`; returns how many. */

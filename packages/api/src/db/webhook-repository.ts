@@ -69,9 +69,16 @@ export interface WebhookRepository {
   deleteWebhook(userId: string, id: string, now: Date): Promise<boolean>;
   /**
    * Stores a delivery for each of the user's webhooks that subscribe to the event; `make` gives
-   * each its id and body. The deliveries stored.
+   * each its id and body. The deliveries stored. The service's own events are stored by the change
+   * that causes them, in its transaction (a run's end, an approval's creation); this is the same
+   * write on its own.
    */
   enqueueDeliveries(userId: string, event: WebhookEvent, now: Date, make: (webhook: WebhookRecord) => NewDelivery): Promise<DeliveryRecord[]>;
+  /**
+   * `listener` runs after each commit of this repository (runs, approvals, webhooks) that stored
+   * deliveries: the sender looks at once. The function returned removes it.
+   */
+  onDeliveriesStored(listener: () => void): () => void;
   /** A webhook's deliveries, newest first. */
   listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
   /**

@@ -106,11 +106,6 @@ export interface RunServiceOptions {
   checkpoints?: RunCheckpoints;
   /** Counts runs as they start executing and as they end (metrics/service-metrics.ts). */
   metrics?: RunMetrics;
-  /**
-   * Told of each run whose end this process recorded (finished, cancelled, interrupted), after the
-   * commit: the webhooks' `run_ended`. It must not throw, and it is not awaited.
-   */
-  onEnded?: (run: RunRecord) => void;
   log: Log;
 }
 
@@ -338,12 +333,6 @@ export class RunService {
       eventData: encodeEvent(interruptedEnd().final),
     });
     await Promise.all(ids.map((id) => this.options.bus.publish(id)));
-    if (this.options.onEnded) {
-      for (const id of ids) {
-        const run = await this.options.store.findRun(id);
-        if (run) this.options.onEnded(run);
-      }
-    }
     return ids.length;
   }
 
@@ -508,7 +497,6 @@ export class RunService {
       const audit = cancelled && { at: now, actor: cancelled.actor, action: 'run.cancelled' as const, target: `run:${runId}`, detail: { user: cancelled.owner } };
       const stored = await this.options.store.endRun(runId, encodeEvent(final), now, outcome, usage, audit);
       if (stored) await this.options.bus.publish(runId, stored.event);
-      if (stored) this.options.onEnded?.(stored.run);
       // Its place is free: the user's runs queued on any replica may start.
       if (stored) await this.quotas.ended(stored.run.userId);
       return stored?.run;

@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryRecord, WebhookEvent, WebhookRecord, WebhookRepository } from '../db/webhook-repository.js';
 import { WebhookLimitReached } from '../db/webhook-repository.js';
-import type { Log } from '../util/log.js';
 import { WebhookLimitError, WebhookNotFoundError } from './errors.js';
 import { checkWebhookUrl } from './webhook-url.js';
 
@@ -12,33 +11,18 @@ export const LISTED_DELIVERIES = 100;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** What a delivery's body says (TEAMS.md section 13): the event, when, the run, and the approval's tool or the run's final status. */
-export interface WebhookNotice {
-  userId: string;
-  event: WebhookEvent;
-  at: Date;
-  runId: string;
-  approvalId?: string;
-  tool?: string;
-  status?: string;
-}
-
 export interface WebhookServiceOptions {
   store: WebhookRepository;
   allowPrivate: boolean;
   now: () => Date;
-  log: Log;
-  /** Called once deliveries are stored, so the sender tries them at once. */
-  onQueued?: () => void;
 }
 
 /**
- * Users' webhooks (their routes) and the events that feed them. An event becomes one stored
- * delivery per subscribed webhook; the sender (dispatcher.ts) posts them and retries.
+ * Users' webhooks (their routes) and their deliveries. An event becomes one stored delivery per
+ * subscribed webhook, written by the database with the change that causes it (a run's end, an
+ * approval's creation); the sender (dispatcher.ts) posts them and retries.
  */
 export class WebhookService {
-  private readonly pending = new Set<Promise<unknown>>();
-
   constructor(private readonly options: WebhookServiceOptions) {}
 
   /** Stores a webhook; `secret` is made when absent. The record carries it: the route shows it this once. */
@@ -79,35 +63,5 @@ export class WebhookService {
   async deliveries(userId: string, id: string): Promise<DeliveryRecord[]> {
     const webhook = await this.get(userId, id);
     return this.options.store.listDeliveries(webhook.id, LISTED_DELIVERIES);
-  }
-
-  /**
-   * Stores the deliveries of an event. Not awaited by the run that caused it (a slow database must
-   * not hold a run up), but tracked: `flush` (at shutdown) waits for every one of them.
-   */
-  notify(notice: WebhookNotice): void {
-    const stored = this.enqueue(notice).catch((error: unknown) =>
-      this.options.log.error({ err: error, run_id: notice.runId, event: notice.event }, 'could not store webhook deliveries'),
-    );
-    this.pending.add(stored);
-    void stored.finally(() => this.pending.delete(stored));
-  }
-
-  /** Waits for the deliveries of every event notified so far to be stored. */
-  async flush(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-  }
-
-  private async enqueue(notice: WebhookNotice): Promise<void> {
-    const body = JSON.stringify({
-      event: notice.event,
-      at: notice.at.toISOString(),
-      run_id: notice.runId,
-      ...(notice.approvalId === undefined ? {} : { approval_id: notice.approvalId }),
-      ...(notice.tool === undefined ? {} : { tool: notice.tool }),
-      ...(notice.status === undefined ? {} : { status: notice.status }),
-    });
-    const stored = await this.options.store.enqueueDeliveries(notice.userId, notice.event, this.options.now(), () => ({ id: randomUUID(), event: notice.event, body }));
-    if (stored.length > 0) this.options.onQueued?.();
   }
 }

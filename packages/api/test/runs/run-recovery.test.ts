@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
@@ -54,6 +55,13 @@ describe.each(DIALECTS)('a service killed with SIGKILL mid-run, on %s', (dialect
     cleanups.push(() => release());
     model.push(scripted.chunks('Partial ', 'answer ', scripted.until(hang)));
 
+    // The local user's webhook: the run's run_ended must be stored with its interruption. Its
+    // loopback address is refused when sending (WEBHOOK_ALLOW_PRIVATE is off), so it stays pending.
+    const hook = await database.repository.webhooks.createWebhook(
+      { id: randomUUID(), userId: 'local', url: 'http://127.0.0.1:9/hook', events: ['run_ended'], secret: 'a-secret-of-sixteen+', createdAt: new Date() },
+      20,
+    );
+
     const first = await boot();
     const json = { 'content-type': 'application/json' };
     const conversation = (await (await fetch(`${first.url}/conversations/`, { method: 'POST', headers: json, body: JSON.stringify({ agent_type: 'plan' }) })).json()) as { id: string };
@@ -76,6 +84,9 @@ describe.each(DIALECTS)('a service killed with SIGKILL mid-run, on %s', (dialect
     const after = await until(runAt, (r) => r.status === 'interrupted', 'the run to be interrupted');
     expect(after).toMatchObject({ status: 'interrupted', error: 'Run interrupted: the service stopped', response: null, conversation_id: conversation.id, last_event_id: 3 });
     expect(after.ended_at).not.toBeNull();
+    // Stored with the interruption, not after it: there already once the run shows interrupted.
+    const deliveries = await database.repository.webhooks.listDeliveries(hook.id, 10);
+    expect(deliveries.map((d) => JSON.parse(d.body) as unknown)).toEqual([{ event: 'run_ended', at: after.ended_at, run_id: run.id, status: 'interrupted' }]);
 
     const events = await readRunEvents(second.url, run.id);
     expect(events.closedByServer).toBe(true);
