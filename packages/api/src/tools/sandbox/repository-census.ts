@@ -447,6 +447,47 @@ async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, c
   };
 }
 
+/** A `bash` command running now: when it started, what it can write, and the census its check compares with. */
+interface RunningCommand {
+  start: number;
+  census: Census;
+  /** Its allowed paths and hidden paths, byte strings as the walk's. */
+  roots: string[];
+  hidden: string[];
+}
+
+const canWrite = (command: RunningCommand, path: string): boolean => command.roots.some((root) => inside(root, path)) && !command.hidden.some((h) => inside(h, path));
+
+/**
+ * A first census taken while commands under other sets of allowed paths ran (`writers`: every one
+ * running at any moment of the walk) holds what they had planted by then in the repositories they
+ * can write. Each such repository takes its baseline from the census those commands' checks
+ * compare with, which was taken before they started: the files they can write as that census
+ * knew them (absent when it did not know them), the rest as the walk found them. A repository one
+ * of them can write and its census does not know (made since, by it or by the user) is left out:
+ * new here as it is there, so both checks clean it alike. Otherwise the writer's check would undo
+ * its plant and this set's check would write it back as the user's.
+ */
+function adoptBaselines(taken: Census, writers: readonly RunningCommand[]): Census {
+  for (const [gitDir, found] of [...taken.repositories]) {
+    const able = writers.filter((writer) => canWrite(writer, gitDir));
+    if (able.length === 0) continue;
+    const known = able.map((writer) => writer.census.repositories.get(gitDir));
+    const source = able[0] as RunningCommand;
+    const before = known[0];
+    if (before === undefined || known.includes(undefined)) {
+      taken.repositories.delete(gitDir);
+      taken.identities.delete(gitDir);
+      continue;
+    }
+    const adopted = new Map(before);
+    for (const [path, seen] of found) if (!adopted.has(path) && !able.some((writer) => canWrite(writer, path))) adopted.set(path, seen);
+    taken.repositories.set(gitDir, adopted);
+    taken.identities.set(gitDir, source.census.identities.get(gitDir));
+  }
+  return taken;
+}
+
 export interface CensusReport {
   /** Protected paths of known repositories that the command changed and that were put back. */
   restored: string[];
@@ -471,8 +512,10 @@ export interface RepositoryCensusOptions {
  */
 export class RepositoryCensus {
   private readonly censuses = new Map<string, Promise<Census>>();
-  /** Start times of the `bash` commands running now: a change after the earliest may be theirs. */
-  private readonly running = new Map<symbol, number>();
+  /** The `bash` commands running now: a change after the earliest one's start may be theirs. */
+  private readonly running = new Map<symbol, RunningCommand>();
+  /** For each first census being taken, the commands running at any moment of its walk (adoptBaselines). */
+  private readonly taking = new Set<RunningCommand[]>();
   private readonly cache = new TreeCache();
   private readonly maxDirectories: number;
 
@@ -497,8 +540,11 @@ export class RepositoryCensus {
   async watch(sandbox: PathSandbox): Promise<RepositoryWatch> {
     const census = await this.censusOf(sandbox);
     const token = Symbol('bash command');
-    this.running.set(token, Date.now());
-    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, () => Math.min(...this.running.values()), () => this.running.delete(token));
+    const command: RunningCommand = { start: Date.now(), census, roots: sandbox.roots.map(bytePath), hidden: sandbox.hiddenPaths.map(bytePath) };
+    this.running.set(token, command);
+    for (const writers of this.taking) writers.push(command);
+    const earliestStart = (): number => Math.min(...[...this.running.values()].map((running) => running.start));
+    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, earliestStart, () => this.running.delete(token));
   }
 
   /**
@@ -539,7 +585,19 @@ export class RepositoryCensus {
     const key = keyOf(sandbox);
     let census = this.censuses.get(key);
     if (census === undefined) {
-      census = takeCensus(this.cache, sandbox, Date.now(), this.maxDirectories);
+      // Commands under other sets may be running and writing here while the walk reads.
+      const writers = [...this.running.values()];
+      this.taking.add(writers);
+      census = takeCensus(this.cache, sandbox, Date.now(), this.maxDirectories).then(
+        (taken) => {
+          this.taking.delete(writers);
+          return adoptBaselines(taken, writers);
+        },
+        (error: unknown) => {
+          this.taking.delete(writers);
+          throw error;
+        },
+      );
       this.censuses.set(key, census);
       census.catch(() => this.censuses.delete(key));
     }
