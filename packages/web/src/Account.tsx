@@ -2,8 +2,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useId, useState, type FormEvent } from 'react';
 import type { CreatedKeyResponse, CreateKeyRequest, KeyListResponse, KeyResponse, MeResponse, Quotas } from '@mada/protocol';
 import { exactText } from '@mada/protocol/browser';
-import { api, ApiError } from './api.js';
+import { api, ApiError, errorText } from './api.js';
 import { shortTime } from './time.js';
+import { Webhooks } from './Webhooks.js';
 
 // Only admins see these, so only admins load them.
 const Admin = lazy(() => import('./Admin.js').then((module) => ({ default: module.Admin })));
@@ -18,8 +19,6 @@ export const QUOTA_LABELS: Record<keyof Quotas, string> = {
   max_runs_per_day: 'Runs a day',
   max_tokens_per_day: 'Tokens a day',
 };
-
-const errorText = (error: Error): string => (error instanceof ApiError ? error.detail : error.message);
 
 function keyState(key: KeyResponse, now: number): string {
   if (key.revoked_at) return `revoked ${shortTime(key.revoked_at)}`;
@@ -158,6 +157,7 @@ export function Account() {
         </>
       ) : null}
       <Keys />
+      <Webhooks />
       {me.data?.role === 'admin' ? (
         <Suspense fallback={<p aria-busy="true">Loading…</p>}>
           <Admin />

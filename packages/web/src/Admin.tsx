@@ -15,15 +15,13 @@ import type {
 } from '@mada/protocol';
 import { AUDIT_ACTIONS, exactText } from '@mada/protocol/browser';
 import { QUOTA_LABELS } from './Account.js';
-import { api, ApiError } from './api.js';
+import { api, errorText } from './api.js';
 import { shortTime } from './time.js';
 
 /* For admins: the users (create, disable, workspace, quotas, a first key) and the audit log. */
 
 const USERS_KEY = ['users'] as const;
 const QUOTA_NAMES = Object.keys(QUOTA_LABELS) as (keyof Quotas)[];
-
-const errorText = (error: Error): string => (error instanceof ApiError ? error.detail : error.message);
 
 /** One path a line, blank lines dropped. */
 const pathsOf = (text: string): string[] =>
