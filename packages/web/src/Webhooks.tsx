@@ -10,7 +10,8 @@ import type {
   WebhookResponse,
 } from '@mada/protocol';
 import { exactText, WEBHOOK_EVENTS } from '@mada/protocol/browser';
-import { api, errorText } from './api.js';
+import { api } from './api.js';
+import { ErrorLine, ShownOnce } from './feedback.js';
 import { shortTime } from './time.js';
 
 const WEBHOOKS_KEY = ['me', 'webhooks'] as const;
@@ -38,13 +39,7 @@ function Deliveries({ webhook }: { webhook: WebhookResponse }) {
     queryFn: () => api<WebhookDeliveryListResponse>('GET', `/me/webhooks/${encodeURIComponent(webhook.id)}/deliveries`),
     refetchInterval: 10_000,
   });
-  if (deliveries.error) {
-    return (
-      <p role="alert" className="error">
-        {errorText(deliveries.error)}
-      </p>
-    );
-  }
+  if (deliveries.error) return <ErrorLine error={deliveries.error} />;
   if (!deliveries.data) return <p aria-busy="true">Loading…</p>;
   if (deliveries.data.deliveries.length === 0) return <p className="small">No deliveries yet.</p>;
   return (
@@ -116,35 +111,19 @@ export function Webhooks() {
     <section aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Webhooks</h2>
       <p className="small">The service posts to these when a run of yours asks for an approval or ends, signed with the webhook&apos;s secret.</p>
-      {webhooks.error ? (
-        <p role="alert" className="error">
-          {errorText(webhooks.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={webhooks.error} />
       {webhooks.data?.webhooks.length === 0 ? <p className="small">No webhooks yet.</p> : null}
       <ul className="runs" aria-label="My webhooks">
         {webhooks.data?.webhooks.map((webhook) => (
           <WebhookItem key={webhook.id} webhook={webhook} deleting={remove.isPending} onDelete={() => remove.mutate(webhook.id)} />
         ))}
       </ul>
-      {remove.error ? (
-        <p role="alert" className="error">
-          {errorText(remove.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={remove.error} />
       {created ? (
-        <div className="card" role="status">
-          <p>
-            The secret of the webhook to <span className="url">{exactText(created.url)}</span>. Copy it now: it is shown this once. Each delivery carries{' '}
-            <code>X-Mada-Signature: sha256=</code> and the HMAC-SHA256 of its body with it.
-          </p>
-          <pre className="call" aria-label="New webhook secret">
-            {created.secret}
-          </pre>
-          <button type="button" className="quiet" onClick={() => setCreated(null)}>
-            I have copied it
-          </button>
-        </div>
+        <ShownOnce label="New webhook secret" value={created.secret} onDone={() => setCreated(null)}>
+          The secret of the webhook to <span className="url">{exactText(created.url)}</span>. Copy it now: it is shown this once. Each delivery carries{' '}
+          <code>X-Mada-Signature: sha256=</code> and the HMAC-SHA256 of its body with it.
+        </ShownOnce>
       ) : null}
       <form className="card" onSubmit={submit}>
         <label htmlFor={`${id}-url`}>Webhook URL</label>
@@ -163,11 +142,7 @@ export function Webhooks() {
             Add webhook
           </button>
         </div>
-        {create.error ? (
-          <p role="alert" className="error">
-            {errorText(create.error)}
-          </p>
-        ) : null}
+        <ErrorLine error={create.error} />
       </form>
     </section>
   );
