@@ -11,6 +11,15 @@ import { configCommand, type ConfigFlags } from './commands/config.js';
 import { exploreCommand, type ExploreFlags } from './commands/explore.js';
 import { createKeyCommand, keysCommand, revokeKeyCommand, whoamiCommand, type CreateKeyFlags, type KeysFlags } from './commands/keys.js';
 import { modelsCommand, type ModelsFlags } from './commands/models.js';
+import {
+  addWebhookCommand,
+  collectEvent,
+  removeWebhookCommand,
+  webhookDeliveriesCommand,
+  webhooksCommand,
+  type AddWebhookFlags,
+  type WebhooksFlags,
+} from './commands/webhooks.js';
 import { runCommand, type RunFlags } from './commands/run.js';
 import { runsCommand, type RunsFlags } from './commands/runs.js';
 import type { ServiceFlags } from './commands/service.js';
@@ -193,6 +202,40 @@ function buildProgram(terminal: Terminal, result: { code: number }): Command {
     .addOption(apiOption())
     .action(async (id: string, _flags: ServiceFlags, self: Command) => {
       result.code = await revokeKeyCommand(id, self.optsWithGlobals<ServiceFlags>(), terminal);
+    });
+
+  const webhooks = command('webhooks', 'list your webhooks (add, remove and check them with the subcommands)')
+    .addOption(apiOption())
+    .option('--json', 'print JSON')
+    .action(async (flags: WebhooksFlags) => {
+      result.code = await webhooksCommand(flags, terminal);
+    });
+  webhooks
+    .command('add')
+    .description('have the service POST to a URL when a run of yours asks for an approval or ends; prints its secret once')
+    .argument('<url>', 'http or https URL of the receiver (ntfy, Slack, your own)')
+    .option('--event <event>', 'approval_requested or run_ended; again for both (default: both)', collectEvent)
+    .option('--secret <secret>', 'sign deliveries with this (16-256 printable characters; default: the service makes one)')
+    .addOption(apiOption())
+    // `-a` and `--json` after the subcommand are taken by `webhooks` itself: the options of both count.
+    .action(async (url: string, _flags: AddWebhookFlags, self: Command) => {
+      result.code = await addWebhookCommand(url, self.optsWithGlobals<AddWebhookFlags>(), terminal);
+    });
+  webhooks
+    .command('rm')
+    .description('delete a webhook; its pending deliveries are not sent')
+    .argument('<id>', 'the webhook, or 8+ first characters of its id (see `mada webhooks`)')
+    .addOption(apiOption())
+    .action(async (id: string, _flags: ServiceFlags, self: Command) => {
+      result.code = await removeWebhookCommand(id, self.optsWithGlobals<ServiceFlags>(), terminal);
+    });
+  webhooks
+    .command('deliveries')
+    .description("a webhook's last 100 deliveries, newest first, with how each went")
+    .argument('<id>', 'the webhook, or 8+ first characters of its id (see `mada webhooks`)')
+    .addOption(apiOption())
+    .action(async (id: string, _flags: WebhooksFlags, self: Command) => {
+      result.code = await webhookDeliveriesCommand(id, self.optsWithGlobals<WebhooksFlags>(), terminal);
     });
 
   command('config', 'show the effective settings and where each comes from')

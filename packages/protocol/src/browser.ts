@@ -7,3 +7,4 @@ export * from './audit-actions.js';
 export * from './exact-text.js';
 export * from './permission-modes.js';
 export * from './run-statuses.js';
+export * from './webhook-events.js';

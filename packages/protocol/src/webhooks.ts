@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { WEBHOOK_EVENTS } from './webhook-events.js';
 
 /* Webhooks per user (`/me/webhooks*`, TEAMS.md section 13): the wire shapes. */
 
 const Timestamp = z.string().meta({ description: 'UTC ISO 8601 with milliseconds and Z' });
 
-export const WebhookEvent = z.enum(['approval_requested', 'run_ended']).meta({ id: 'WebhookEvent' });
+export const WebhookEvent = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEvent' });
 export type WebhookEvent = z.infer<typeof WebhookEvent>;
 
 export const CreateWebhookRequest = z

@@ -3,7 +3,9 @@ import { Fragment, lazy, Suspense, useId, useState, type FormEvent } from 'react
 import type { CreatedKeyResponse, CreateKeyRequest, KeyListResponse, KeyResponse, MeResponse, Quotas, Usage } from '@mada/protocol';
 import { exactText } from '@mada/protocol/browser';
 import { api, ApiError } from './api.js';
+import { ErrorLine, ShownOnce } from './feedback.js';
 import { shortTime } from './time.js';
+import { Webhooks } from './Webhooks.js';
 
 // Only admins see these, so only admins load them.
 const Admin = lazy(() => import('./Admin.js').then((module) => ({ default: module.Admin })));
@@ -18,8 +20,6 @@ export const QUOTA_LABELS: Record<keyof Quotas, string> = {
   max_runs_per_day: 'Runs a day',
   max_tokens_per_day: 'Tokens a day',
 };
-
-const errorText = (error: Error): string => (error instanceof ApiError ? error.detail : error.message);
 
 function keyState(key: KeyResponse, now: number): string {
   if (key.revoked_at) return `revoked ${shortTime(key.revoked_at)}`;
@@ -65,11 +65,7 @@ function Keys() {
   return (
     <section aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Keys</h2>
-      {keys.error ? (
-        <p role="alert" className="error">
-          {errorText(keys.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={keys.error} />
       <ul className="runs" aria-label="My keys">
         {keys.data?.keys.map((key) => (
           <li key={key.id}>
@@ -87,23 +83,11 @@ function Keys() {
           </li>
         ))}
       </ul>
-      {revoke.error ? (
-        <p role="alert" className="error">
-          {errorText(revoke.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={revoke.error} />
       {created ? (
-        <div className="card" role="status">
-          <p>
-            The new key <strong>{exactText(created.name)}</strong>. Copy it now: it is shown this once, and the service keeps only its digest.
-          </p>
-          <pre className="call" aria-label="New key">
-            {created.key}
-          </pre>
-          <button type="button" className="quiet" onClick={() => setCreated(null)}>
-            I have copied it
-          </button>
-        </div>
+        <ShownOnce label="New key" value={created.key} onDone={() => setCreated(null)}>
+          The new key <strong>{exactText(created.name)}</strong>. Copy it now: it is shown this once, and the service keeps only its digest.
+        </ShownOnce>
       ) : null}
       <form className="card" onSubmit={submit}>
         <label htmlFor={`${id}-name`}>Key name</label>
@@ -115,11 +99,7 @@ function Keys() {
             Create key
           </button>
         </div>
-        {create.error ? (
-          <p role="alert" className="error">
-            {errorText(create.error)}
-          </p>
-        ) : null}
+        <ErrorLine error={create.error} />
       </form>
     </section>
   );
@@ -151,11 +131,7 @@ export function Account() {
   return (
     <section aria-labelledby="account-title">
       <h1 id="account-title">Account</h1>
-      {me.error ? (
-        <p role="alert" className="error">
-          {errorText(me.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={me.error} />
       {me.data ? (
         <>
           <dl>
@@ -179,6 +155,7 @@ export function Account() {
         </>
       ) : null}
       <Keys />
+      <Webhooks />
       {me.data?.role === 'admin' ? (
         <Suspense fallback={<p aria-busy="true">Loading…</p>}>
           <Admin />

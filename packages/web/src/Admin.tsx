@@ -15,15 +15,14 @@ import type {
 } from '@mada/protocol';
 import { AUDIT_ACTIONS, exactText } from '@mada/protocol/browser';
 import { QUOTA_LABELS } from './Account.js';
-import { api, ApiError } from './api.js';
+import { api, errorText } from './api.js';
+import { ErrorLine } from './feedback.js';
 import { shortTime } from './time.js';
 
 /* For admins: the users (create, disable, workspace, quotas, a first key) and the audit log. */
 
 const USERS_KEY = ['users'] as const;
 const QUOTA_NAMES = Object.keys(QUOTA_LABELS) as (keyof Quotas)[];
-
-const errorText = (error: Error): string => (error instanceof ApiError ? error.detail : error.message);
 
 /** One path a line, blank lines dropped. */
 const pathsOf = (text: string): string[] =>
@@ -119,11 +118,7 @@ function NewUser() {
           Create user
         </button>
       </div>
-      {create.error ? (
-        <p role="alert" className="error">
-          {errorText(create.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={create.error} />
     </form>
   );
 }
@@ -219,11 +214,7 @@ function Users() {
     <section aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
       <NewUser />
-      {users.error ? (
-        <p role="alert" className="error">
-          {errorText(users.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={users.error} />
       <ul className="plain" aria-label="Users">
         {users.data?.users.map((user) => (
           <UserRow key={user.id} user={user} />
@@ -262,11 +253,7 @@ function Audit() {
             : `The chain is broken at entry ${verify.data.first_bad_seq ?? '?'} (${verify.data.entries} entries read): an entry was changed or removed.`}
         </p>
       ) : null}
-      {verify.error ? (
-        <p role="alert" className="error">
-          {errorText(verify.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={verify.error} />
       <label htmlFor={`${id}-actor`}>Actor</label>
       <input id={`${id}-actor`} type="text" maxLength={64} value={actor} onChange={(event) => setActor(event.target.value)} />
       <label htmlFor={`${id}-action`}>Action</label>
@@ -278,11 +265,7 @@ function Audit() {
           </option>
         ))}
       </select>
-      {entries.error ? (
-        <p role="alert" className="error">
-          {errorText(entries.error)}
-        </p>
-      ) : null}
+      <ErrorLine error={entries.error} />
       <ol className="plain audit" aria-label="Audit entries">
         {shown.map((entry) => (
           <li key={entry.seq}>

@@ -12,6 +12,9 @@ export class ApiError extends Error {
   }
 }
 
+/** What a failed request says: the service's `detail`, or what went wrong before an answer. */
+export const errorText = (error: Error): string => (error instanceof ApiError ? error.detail : error.message);
+
 /** Told when the service stops knowing who we are (a session that ended, a revoked key). */
 let onSignedOut: () => void = () => undefined;
 export function whenSignedOut(listener: () => void): void {

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,7 +67,8 @@ describe('the console views in a browser', () => {
   }
 
   beforeAll(async () => {
-    service = await startConsoleService(ADMIN_KEY);
+    // The webhook test's receiver is on loopback, which the service refuses without this.
+    service = await startConsoleService(ADMIN_KEY, { WEBHOOK_ALLOW_PRIVATE: 'true' });
     ({ model, app: t, address, browser } = service);
   }, 120_000);
   afterAll(() => service?.close());
@@ -326,6 +330,60 @@ describe('the console views in a browser', () => {
     expect((await call('GET', '/me', undefined, key)).status).toBe(200);
     expect(await page.getByText(/revoked/).count()).toBe(1);
   }, 60_000);
+
+  it('adds a webhook showing its secret once, lists its deliveries with their status, explains a refused URL, and deletes it', async () => {
+    const receiver = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(204).end());
+    });
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const { key } = await newUser();
+      const { page } = await signedInPage(browser, address, key);
+      await page.getByRole('link', { name: 'Account' }).click();
+      await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+      await page.getByText('No webhooks yet.').waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+
+      // The service's reason for a URL it will not post to.
+      await page.getByLabel('Webhook URL').fill('ftp://example.com/hook');
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Webhook URL must use http or https' }).waitFor();
+
+      await page.getByLabel('Webhook URL').fill(hook);
+      await page.getByLabel('A run asks for an approval').uncheck();
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      const shown = page.getByLabel('New webhook secret');
+      await shown.waitFor();
+      const secret = ((await shown.textContent()) ?? '').trim();
+      expect(secret).toMatch(/^whsec_\S{43}$/);
+      const stored = (await call('GET', '/me/webhooks', undefined, key)).body.webhooks as { id: string; url: string; events: string[] }[];
+      expect(stored.map((webhook) => [webhook.url, webhook.events])).toEqual([[hook, ['run_ended']]]);
+      const listed = page.getByRole('list', { name: 'My webhooks' });
+      await listed.getByText(hook).waitFor();
+      expect(await listed.textContent()).toContain('run_ended');
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(await fitsThePhone(page)).toBe(true);
+      await page.getByRole('button', { name: 'I have copied it' }).click();
+      expect(await page.getByText(secret).count()).toBe(0);
+
+      // A run of the user's ends: the delivery shows up under the webhook, delivered with the receiver's 204.
+      model.push(LOOK, scripted.text('Done.'));
+      await endedRun(key, { agent_type: 'task', prompt: 'finish', working_dir: ownDir(), mode: 'auto_accept' });
+      await page.getByRole('button', { name: `Deliveries to ${hook}` }).click();
+      await page.getByRole('list', { name: `Deliveries to ${hook}` }).getByText(/run_ended · delivered · 1 try · HTTP 204/).waitFor({ timeout: 15_000 });
+      expect(await fitsThePhone(page)).toBe(true);
+
+      await page.getByRole('button', { name: `Delete the webhook to ${hook}` }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+      expect((await call('GET', '/me/webhooks', undefined, key)).body.webhooks).toEqual([]);
+      expect((await call('GET', `/me/webhooks/${stored[0]!.id}`, undefined, key)).status).toBe(404);
+    } finally {
+      receiver.close();
+    }
+  }, 90_000);
 
   it('lets an admin create and disable a user and verify the audit log', async () => {
     const { page } = await signedInPage(browser, address, ADMIN_KEY);

@@ -12,7 +12,11 @@ import {
   CancelledRunResponse,
   ConversationListResponse,
   CreatedKeyResponse,
+  CreatedWebhookResponse,
   KeyListResponse,
+  WebhookDeliveryListResponse,
+  WebhookListResponse,
+  type CreateWebhookRequest,
   MeResponse,
   ConversationResponse,
   HealthResponse,
@@ -230,8 +234,30 @@ export class ApiClient {
     return this.call('POST', '/me/keys', CreatedKeyResponse, { body: { name, ...(expiresInDays === undefined ? {} : { expires_in_days: expiresInDays }) } });
   }
 
-  async revokeKey(id: string): Promise<void> {
-    const path = `/me/keys/${encodeURIComponent(id)}`;
+  revokeKey(id: string): Promise<void> {
+    return this.delete(`/me/keys/${encodeURIComponent(id)}`);
+  }
+
+  listWebhooks(): Promise<WebhookListResponse> {
+    return this.call('GET', '/me/webhooks', WebhookListResponse);
+  }
+
+  /** A new webhook; the answer is the only place its secret appears. */
+  createWebhook(request: CreateWebhookRequest): Promise<CreatedWebhookResponse> {
+    return this.call('POST', '/me/webhooks', CreatedWebhookResponse, { body: request });
+  }
+
+  deleteWebhook(id: string): Promise<void> {
+    return this.delete(`/me/webhooks/${encodeURIComponent(id)}`);
+  }
+
+  /** The webhook's last 100 deliveries, newest first. */
+  webhookDeliveries(id: string): Promise<WebhookDeliveryListResponse> {
+    return this.call('GET', `/me/webhooks/${encodeURIComponent(id)}/deliveries`, WebhookDeliveryListResponse);
+  }
+
+  /** A DELETE answered 204, no body to parse. */
+  private async delete(path: string): Promise<void> {
     const open = await this.open('DELETE', path, {});
     if (!open.response.ok) throw await this.errorFrom('DELETE', path, open);
     await open.text();

@@ -48,13 +48,20 @@ function explainStatus(error: ApiError): CliError {
       if (detail === 'Run not found') return new CliError('Run not found (404)', 'it may have been deleted; `mada runs` lists yours');
       if (detail === 'Approval not found') return new CliError('Approval not found (404)', '`mada approvals` lists the ones waiting for you');
       if (detail === 'Key not found') return new CliError('Key not found (404)', '`mada keys` lists yours');
+      if (detail === 'Webhook not found') return new CliError('Webhook not found (404)', '`mada webhooks` lists yours');
       return detail === 'Conversation not found'
         ? new CliError('Session not found (404)', 'it may have expired or been deleted; `mada sessions` lists the ones you have')
         : new CliError(`Not found: ${error.url} (404 ${detail})`, `is this a mada service? ${CHECK_URL}`);
     case 409:
       if (detail === 'Run already ended') return new CliError('The run has already ended (409 Run already ended)', '`mada runs` shows how it ended');
+      if (detail.startsWith('Webhook limit reached')) return new CliError(`${detail} (409)`, '`mada webhooks rm <id>` deletes one');
       return new CliError(`The session is busy (409 ${detail})`, 'another turn is still running in it; wait for it to finish');
     case 422:
+      // The service's reasons for refusing a URL: the user's to fix, not a version mismatch.
+      if (detail.startsWith('Webhook URL ')) {
+        const hint = detail.includes('private') ? 'a receiver on a private network needs WEBHOOK_ALLOW_PRIVATE=true on the service' : undefined;
+        return new CliError(`The service refused the URL (422 ${detail})`, hint);
+      }
       return new CliError(`The service refused the request (422 ${detail})`, 'the client and the service may disagree on versions: `mada status`');
     case 429: {
       const wait = error.retryAfterSeconds === undefined ? 'wait a moment' : `retry in ${error.retryAfterSeconds} s`;

@@ -17,6 +17,7 @@ export interface IdKind {
 export const RUN_IDS: IdKind = { noun: 'run', plural: 'runs', lister: 'mada runs' };
 export const APPROVAL_IDS: IdKind = { noun: 'approval', plural: 'approvals', lister: 'mada approvals' };
 export const KEY_IDS: IdKind = { noun: 'key', plural: 'keys', lister: 'mada keys' };
+export const WEBHOOK_IDS: IdKind = { noun: 'webhook', plural: 'webhooks', lister: 'mada webhooks' };
 export const SESSION_IDS: IdKind = { noun: 'session', plural: 'sessions', lister: 'mada sessions' };
 
 /** How many matches an ambiguous prefix names before it says "and N more". */
@@ -93,5 +94,11 @@ export function resolveApprovalId(client: ApiClient, given: string): Promise<str
 export function resolveKeyId(client: ApiClient, given: string): Promise<string> {
   return resolveId(given, KEY_IDS, async function* () {
     yield (await client.listKeys()).keys.map((key) => key.id);
+  });
+}
+
+export function resolveWebhookId(client: ApiClient, given: string): Promise<string> {
+  return resolveId(given, WEBHOOK_IDS, async function* () {
+    yield (await client.listWebhooks()).webhooks.map((webhook) => webhook.id);
   });
 }
