@@ -180,13 +180,15 @@ export class AgentEngine {
 
   /**
    * The owner's tools from the tool source, those the agent may have in `mode`: an agent or mode
-   * that cannot write gets only the tools marked read-only.
+   * that cannot write gets only the tools marked read-only, from servers that see the workspace
+   * read-only (a server's mark is its own word).
    */
   private async extraTools(agent: AgentDefinition, mode: PermissionMode, context: RunContext): Promise<readonly Tool[]> {
     const source = this.deps.toolSource;
     if (source === undefined) return [];
-    const tools = await source.toolsFor({ owner: context.owner, workspace: context.workspace, notice: (text) => context.emit(thinking(text)) });
     const writes = agent.toolNames(mode).some((name) => this.deps.tools.get(name)?.modifiesFiles === true);
+    const access = writes ? 'write' : 'read';
+    const tools = await source.toolsFor({ owner: context.owner, workspace: context.workspace, access, notice: (text) => context.emit(thinking(text)) });
     return writes ? tools : tools.filter((tool) => tool.readOnly);
   }
 

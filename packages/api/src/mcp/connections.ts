@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { PathSandbox } from '../tools/sandbox/paths.js';
+import type { SandboxMode } from '../tools/sandbox/tool-sandbox.js';
 import type { ToolSettings } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
 import { cutText } from '../tools/text.js';
@@ -76,9 +77,15 @@ export class McpConnections {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The user's connection to `server`, started if needed; throws with a reason fit for the run's events. */
-  async connection(server: McpServerConfig, user: string, workspace: PathSandbox): Promise<Connection> {
-    const key = `${user}\0${server.name}`;
+  /**
+   * The user's connection to `server` with `access` to the workspace, started if needed; throws with
+   * a reason fit for the run's events. A stdio server has one process per access: a run that may not
+   * change files talks to one that sees the workspace read-only, so neither a tool that lies about
+   * being read-only nor the server acting on its own changes a file. A remote server has one
+   * connection, as the workspace is not its to see.
+   */
+  async connection(server: McpServerConfig, user: string, workspace: PathSandbox, access: SandboxMode): Promise<Connection> {
+    const key = server.kind === 'stdio' ? `${user}\0${server.name}\0${access}` : `${user}\0${server.name}`;
     const roots = workspace.roots.join('\0');
     const existing = this.live.get(key);
     if (existing !== undefined) {
@@ -92,7 +99,7 @@ export class McpConnections {
     if (failure !== undefined && failure.retryAt > this.now()) {
       throw new Error(`${failure.reason}; it is tried again in ${Math.ceil((failure.retryAt - this.now()) / 1000)} s`);
     }
-    const starting = this.start(key, server, user, workspace, roots);
+    const starting = this.start(key, server, user, workspace, roots, access);
     this.live.set(key, starting);
     try {
       return this.touch(await starting);
@@ -131,13 +138,13 @@ export class McpConnections {
     await Promise.all(all.map((live) => (live === undefined ? undefined : this.stop(live))));
   }
 
-  private async start(key: string, server: McpServerConfig, user: string, workspace: PathSandbox, roots: string): Promise<Live> {
+  private async start(key: string, server: McpServerConfig, user: string, workspace: PathSandbox, roots: string, access: SandboxMode): Promise<Live> {
     const timeoutMs = this.settings.startTimeoutSeconds * 1000;
     let transport: Transport;
     let reason: () => string | undefined = () => undefined;
     let skipped = (): number => 0;
     if (server.kind === 'stdio') {
-      const process = await startServerProcess(server, workspace, this.settings.tools, this.host);
+      const process = await startServerProcess(server, workspace, this.settings.tools, this.host, access);
       const lines = new LineTransport(process, MAX_MESSAGE_BYTES);
       transport = lines;
       reason = () => lines.closeReason;
@@ -166,7 +173,7 @@ export class McpConnections {
     } finally {
       clearTimeout(deadline);
     }
-    this.log.info({ mcp_server: server.name, user, tools: live.tools.length }, 'MCP server connected');
+    this.log.info({ mcp_server: server.name, user, access, tools: live.tools.length }, 'MCP server connected');
     return live;
   }
 

@@ -137,6 +137,11 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
 export interface ToolSourceRequest {
   owner: string;
   workspace: PathSandbox;
+  /**
+   * `read` for a run that may not change files (explore, plan, mode plan): its tools' processes see
+   * the workspace read-only, whatever a tool claims of itself. `write` for a run that may.
+   */
+  access: 'read' | 'write';
   /** Said to the run as a `thinking` event: a server that is down, a tool left out. */
   notice(text: string): void;
 }
