@@ -93,6 +93,11 @@ export interface ApprovalAsk {
   matches: string[];
   /** Every real path the call acts on; absent when that is not known, and then no grant covers it. */
   reach?: string[];
+  /**
+   * A grant covers the tool by its name and `matches`, wherever it acts (an MCP tool, whose
+   * arguments and reach are its server's to say): `reach` is not asked for.
+   */
+  byName?: boolean;
 }
 
 /** Approved, or refused with the text the model reads instead of the tool's result. */
