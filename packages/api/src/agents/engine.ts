@@ -106,19 +106,25 @@ export class AgentEngine {
     return this.deps.models.get(name).name;
   }
 
-  /**
-   * Tokens a prompt to `agentType` may have and still fit `model`'s window in the first
-   * request (used to cut summarization input into parts that fit).
-   */
   /** The context window of `model` (the default when undefined) as its runtime reports it now. */
   contextWindow(model?: string): number {
     return this.deps.models.get(model).runtime.current().contextWindow;
   }
 
-  promptRoom(agentType: string, mode: PermissionMode, workingDir: string, model?: string): number {
+  /**
+   * Tokens a prompt to `agentType` may have and still fit `model`'s window in the first request
+   * of a run in `context` (used to cut summarization input into parts that fit): the definitions
+   * of the MCP tools that run would be offered (or of `mcp_tools` instead) count, as in the run.
+   */
+  async promptRoom(agentType: string, mode: PermissionMode, workingDir: string, model?: string, context: RunContext = this.localContext()): Promise<number> {
     const task = { agentType, prompt: '', workingDir, mode, streaming: false, ...(model === undefined ? {} : { model }) };
-    const context = { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };
-    return this.loop(task, context, workingDir).promptRoom();
+    const mcp = this.offerOrDefer(await this.extraTools(this.agent(agentType), mode, context), model, context);
+    return this.loop(task, context, workingDir, mcp).promptRoom();
+  }
+
+  /** A context for asking outside a run: local mode's user in ALLOWED_PATHS, told nothing. */
+  private localContext(): RunContext {
+    return { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };
   }
 
   /**
