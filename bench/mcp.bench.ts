@@ -44,7 +44,7 @@ async function startMada(root: string): Promise<Mada> {
   const servers = parseMcpConfig(JSON.stringify({ mcpServers: { everything: { command: 'node', args: serverArgs } } }), 'bench mcp.json');
   const connections = new McpConnections({ tools, idleSeconds: 600, startTimeoutSeconds: 60 }, host, pino({ level: 'silent' }));
   const notices: string[] = [];
-  const offered = await new McpToolSource(servers, connections, pino({ level: 'silent' })).toolsFor({ owner: 'bench', workspace, notice: (text) => notices.push(text) });
+  const offered = await new McpToolSource(servers, connections, pino({ level: 'silent' })).toolsFor({ owner: 'bench', workspace, access: 'write', notice: (text) => notices.push(text) });
   const tool = offered.find((candidate) => candidate.name === TOOL);
   if (tool === undefined) {
     await connections.closeAll();

@@ -23,10 +23,16 @@ export const CANNOT_WAIT = 'Needs approval, and this run cannot wait for it (on_
 const DEFAULT_RULES = new ApprovalRuleSet(DEFAULT_APPROVAL_RULES);
 const PATH_ARGUMENTS = ['file_path', 'path'] as const;
 
+/**
+ * An MCP tool (`mcp__<server>__<tool>`): its arguments mean what its server says, so the policy
+ * names neither a path nor a reach of it, and an approve_always grant covers it by its name alone.
+ */
+export const isMcpTool = (tool: string): boolean => tool.startsWith('mcp__');
+
 /** What the rules judge of a call: the parsed commands of a shell tool, the resolved path of a file tool. */
 export function subjectOf(tool: string, params: Record<string, unknown>, context: ToolContext): CallSubject {
   // An MCP tool's arguments mean what its server says: a `path` there is not a path of ours.
-  if (tool.startsWith('mcp__')) return { kind: 'other' };
+  if (isMcpTool(tool)) return { kind: 'other' };
   if ((tool === 'bash' || tool === 'bash_readonly') && typeof params.command === 'string') {
     // Where the command runs: `git checkout <name>` checks out a path when <name> is a file there.
     const cwd = typeof params.cwd === 'string' ? resolvedPath(params.cwd, context) : context.workingDir;
@@ -64,7 +70,7 @@ function sandboxPath(path: string, context: ToolContext): string | undefined {
  * each command writes, creates, removes or renames: reading elsewhere changes nothing a revert misses.
  */
 export async function callScope(tool: string, params: Record<string, unknown>, context: ToolContext, changesFiles: boolean): Promise<CallScope> {
-  if (tool.startsWith('mcp__')) return { reach: undefined, outside: changesFiles ? changeOutside(tool, undefined, context.workingDir) : undefined };
+  if (isMcpTool(tool)) return { reach: undefined, outside: changesFiles ? changeOutside(tool, undefined, context.workingDir) : undefined };
   if (tool === 'bash' || tool === 'bash_readonly') {
     if (typeof params.command !== 'string') return { reach: undefined, outside: undefined };
     const cwd = typeof params.cwd === 'string' ? params.cwd : undefined;

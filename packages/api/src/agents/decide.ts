@@ -64,7 +64,8 @@ function beforeScope(call: PolicyCall, mode: PermissionMode, rules: ApprovalRule
   if (call.asksUnlessAllowed !== undefined && !(verdict.action === 'allow' && verdict.rules.length > 0)) {
     const asking = verdict.action === 'ask' ? verdict : undefined;
     const reasons = [asking?.reason, call.asksUnlessAllowed].filter((text) => text !== undefined);
-    return { decided: { action: 'ask', reasons, matches: asking?.rules.map((rule) => rule.match ?? '') ?? [], reach: undefined, confined: false } };
+    // No rule asked, the tool did: a grant covers it as an allow rule naming it would (match '': the tool by name).
+    return { decided: { action: 'ask', reasons, matches: asking?.rules.map((rule) => rule.match ?? '') ?? [''], reach: undefined, confined: false } };
   }
   // An operator's allow rule that names the call lets it change files anywhere the policy lets it.
   if (verdict.action === 'allow' && (!call.changesFiles || verdict.rules.length > 0)) return { decided: { action: 'allow', reasons: [verdict.reason], confined: false } };

@@ -106,19 +106,25 @@ export class AgentEngine {
     return this.deps.models.get(name).name;
   }
 
-  /**
-   * Tokens a prompt to `agentType` may have and still fit `model`'s window in the first
-   * request (used to cut summarization input into parts that fit).
-   */
   /** The context window of `model` (the default when undefined) as its runtime reports it now. */
   contextWindow(model?: string): number {
     return this.deps.models.get(model).runtime.current().contextWindow;
   }
 
-  promptRoom(agentType: string, mode: PermissionMode, workingDir: string, model?: string): number {
+  /**
+   * Tokens a prompt to `agentType` may have and still fit `model`'s window in the first request
+   * of a run in `context` (used to cut summarization input into parts that fit): the definitions
+   * of the MCP tools that run would be offered (or of `mcp_tools` instead) count, as in the run.
+   */
+  async promptRoom(agentType: string, mode: PermissionMode, workingDir: string, model?: string, context: RunContext = this.localContext()): Promise<number> {
     const task = { agentType, prompt: '', workingDir, mode, streaming: false, ...(model === undefined ? {} : { model }) };
-    const context = { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };
-    return this.loop(task, context, workingDir).promptRoom();
+    const mcp = this.offerOrDefer(await this.extraTools(this.agent(agentType), mode, context), model, context);
+    return this.loop(task, context, workingDir, mcp).promptRoom();
+  }
+
+  /** A context for asking outside a run: local mode's user in ALLOWED_PATHS, told nothing. */
+  private localContext(): RunContext {
+    return { owner: LOCAL_OWNER, workspace: this.deps.sandbox, signal: new AbortController().signal, emit: ignore, usage: emptyUsage() };
   }
 
   /**
@@ -180,13 +186,15 @@ export class AgentEngine {
 
   /**
    * The owner's tools from the tool source, those the agent may have in `mode`: an agent or mode
-   * that cannot write gets only the tools marked read-only.
+   * that cannot write gets only the tools marked read-only, from servers that see the workspace
+   * read-only (a server's mark is its own word).
    */
   private async extraTools(agent: AgentDefinition, mode: PermissionMode, context: RunContext): Promise<readonly Tool[]> {
     const source = this.deps.toolSource;
     if (source === undefined) return [];
-    const tools = await source.toolsFor({ owner: context.owner, workspace: context.workspace, notice: (text) => context.emit(thinking(text)) });
     const writes = agent.toolNames(mode).some((name) => this.deps.tools.get(name)?.modifiesFiles === true);
+    const access = writes ? 'write' : 'read';
+    const tools = await source.toolsFor({ owner: context.owner, workspace: context.workspace, access, notice: (text) => context.emit(thinking(text)) });
     return writes ? tools : tools.filter((tool) => tool.readOnly);
   }
 

@@ -2,7 +2,7 @@ import type { AgentEvent, PermissionMode, ToolOutcome } from '@mada/protocol';
 import { z } from 'zod';
 import { renderForAgent, type Tool, type ToolContext } from '../tools/tool.js';
 import type { ModelToolCall } from '../model/index.js';
-import { CANNOT_WAIT, callScope, rulesOf, subjectOf } from './approval-check.js';
+import { CANNOT_WAIT, callScope, isMcpTool, rulesOf, subjectOf } from './approval-check.js';
 import { decide, needsScope, type PolicyCall } from './decide.js';
 import { toolDone, toolStart } from './events.js';
 import { errorMessage } from '../util/error-message.js';
@@ -96,6 +96,7 @@ async function approvalClearance(tool: Tool, params: unknown, call: ModelToolCal
       reason: decision.reasons.join('; '),
       matches: decision.matches,
       ...(decision.reach === undefined ? {} : { reach: decision.reach }),
+      ...(isMcpTool(call.name) ? { byName: true } : {}),
     },
     toolContext.signal,
   );

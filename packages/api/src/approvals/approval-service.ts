@@ -64,8 +64,8 @@ export class ApprovalService {
   gateFor(run: RunRecord, onAsk: OnAsk, emit: (frame: AgentEvent) => void, relay?: ApprovalRelay): ApprovalGate {
     return {
       ask: async (request, signal) => {
-        const scope = await this.grantScope(run, request);
-        if (scope !== undefined) return { approved: true, scope };
+        const granted = await this.granted(run, request);
+        if (granted !== undefined) return granted;
         if (onAsk === 'deny') return { approved: false, text: CANNOT_WAIT };
         return this.askAndWait(run, request, emit, signal, relay);
       },
@@ -117,15 +117,19 @@ export class ApprovalService {
   }
 
   /**
-   * The grant's real working directory when approve_always grants of this user and working directory
-   * cover every rule that asked, and the call acts inside that directory only: what it does
-   * elsewhere no checkpoint gives back.
+   * Approved by approve_always grants of this user and working directory, when they cover every
+   * rule that asked; undefined when the user must be asked. A call judged by its reach must act
+   * inside that directory only (what it does elsewhere no checkpoint gives back), and is approved
+   * with the grant's real working directory as its scope. One granted by name (an MCP tool) is
+   * approved as a call the user answered: its name is what the user said yes to.
    */
-  private async grantScope(run: RunRecord, request: ApprovalAsk): Promise<string | undefined> {
-    const root = realDirectory(run.workingDir);
-    if (request.matches.length === 0 || root === undefined || !actsInside(root, request.reach)) return undefined;
+  private async granted(run: RunRecord, request: ApprovalAsk): Promise<ApprovalAnswer | undefined> {
+    if (request.matches.length === 0) return undefined;
+    const root = request.byName === true ? undefined : realDirectory(run.workingDir);
+    if (request.byName !== true && (root === undefined || !actsInside(root, request.reach))) return undefined;
     const granted = await this.options.store.grantedMatches(run.userId, run.workingDir, request.tool);
-    return request.matches.every((match) => granted.includes(match)) ? root : undefined;
+    if (!request.matches.every((match) => granted.includes(match))) return undefined;
+    return root === undefined ? { approved: true } : { approved: true, scope: root };
   }
 
   private async askAndWait(run: RunRecord, request: ApprovalAsk, emit: (frame: AgentEvent) => void, signal: AbortSignal, relay?: ApprovalRelay): Promise<ApprovalAnswer> {

@@ -35,8 +35,8 @@ export interface DraftUserMessage {
  * (runs/conversation-job.ts); this module knows no agents.
  */
 export interface Summarizer {
-  /** Tokens a summarization prompt may have and still fit the model's window. */
-  room(): number;
+  /** Tokens a summarization prompt may have and still fit the model's window, the summarizing agent's tools counted. */
+  room(): Promise<number>;
   /** The turn's model's context window, as the runtime reports it now. */
   window(): number;
   summarize(prompt: string): Promise<string>;
@@ -112,7 +112,7 @@ export class TurnService {
 
   private async generateSummary(lines: string[], summarizer: Summarizer, signal: AbortSignal): Promise<string> {
     try {
-      const text = await summarizeWithin(lines, summarizer.room(), (prompt) => summarizer.summarize(prompt));
+      const text = await summarizeWithin(lines, await summarizer.room(), (prompt) => summarizer.summarize(prompt));
       if (text.trim() !== '') return text.trim();
     } catch {
       // A cancelled turn must not store a fallback as if generation had failed.

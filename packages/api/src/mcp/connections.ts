@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { PathSandbox } from '../tools/sandbox/paths.js';
+import type { SandboxMode } from '../tools/sandbox/tool-sandbox.js';
 import type { ToolSettings } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
 import { cutText } from '../tools/text.js';
@@ -41,6 +42,8 @@ export interface Connection {
 
 interface Live extends Connection {
   key: string;
+  /** The user and server, whatever the access: where a failure's backoff is kept. */
+  failureKey: string;
   client: Client;
   transport: Transport;
   roots: string;
@@ -76,9 +79,16 @@ export class McpConnections {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The user's connection to `server`, started if needed; throws with a reason fit for the run's events. */
-  async connection(server: McpServerConfig, user: string, workspace: PathSandbox): Promise<Connection> {
-    const key = `${user}\0${server.name}`;
+  /**
+   * The user's connection to `server` with `access` to the workspace, started if needed; throws with
+   * a reason fit for the run's events. A stdio server has one process per access: a run that may not
+   * change files talks to one that sees the workspace read-only, so neither a tool that lies about
+   * being read-only nor the server acting on its own changes a file. A remote server has one
+   * connection, as the workspace is not its to see.
+   */
+  async connection(server: McpServerConfig, user: string, workspace: PathSandbox, access: SandboxMode): Promise<Connection> {
+    const failureKey = `${user}\0${server.name}`;
+    const key = server.kind === 'stdio' ? `${failureKey}\0${access}` : failureKey;
     const roots = workspace.roots.join('\0');
     const existing = this.live.get(key);
     if (existing !== undefined) {
@@ -88,18 +98,19 @@ export class McpConnections {
       if (live !== undefined && live.roots !== roots) await this.stop(live);
     }
     if (this.closed) throw new Error('the service is shutting down');
-    const failure = this.failures.get(key);
+    // One backoff for both processes of a server: what crashed one (its program, its config) most likely crashes the other.
+    const failure = this.failures.get(failureKey);
     if (failure !== undefined && failure.retryAt > this.now()) {
       throw new Error(`${failure.reason}; it is tried again in ${Math.ceil((failure.retryAt - this.now()) / 1000)} s`);
     }
-    const starting = this.start(key, server, user, workspace, roots);
+    const starting = this.start({ key, failureKey }, server, user, workspace, roots, access);
     this.live.set(key, starting);
     try {
       return this.touch(await starting);
     } catch (error) {
       if (this.live.get(key) === starting) this.live.delete(key);
       const reason = redact(server, errorMessage(error));
-      this.fail(key, 0, `it failed to start: ${reason}`);
+      this.fail(failureKey, 0, `it failed to start: ${reason}`);
       throw new Error(`it failed to start: ${reason}`);
     }
   }
@@ -131,13 +142,13 @@ export class McpConnections {
     await Promise.all(all.map((live) => (live === undefined ? undefined : this.stop(live))));
   }
 
-  private async start(key: string, server: McpServerConfig, user: string, workspace: PathSandbox, roots: string): Promise<Live> {
+  private async start({ key, failureKey }: Pick<Live, 'key' | 'failureKey'>, server: McpServerConfig, user: string, workspace: PathSandbox, roots: string, access: SandboxMode): Promise<Live> {
     const timeoutMs = this.settings.startTimeoutSeconds * 1000;
     let transport: Transport;
     let reason: () => string | undefined = () => undefined;
     let skipped = (): number => 0;
     if (server.kind === 'stdio') {
-      const process = await startServerProcess(server, workspace, this.settings.tools, this.host);
+      const process = await startServerProcess(server, workspace, this.settings.tools, this.host, access);
       const lines = new LineTransport(process, MAX_MESSAGE_BYTES);
       transport = lines;
       reason = () => lines.closeReason;
@@ -149,7 +160,7 @@ export class McpConnections {
     // Errors the SDK reports on the side (a stream that broke) are logged, redacted, never thrown.
     client.onerror = (error) => this.log.debug({ mcp_server: server.name, reason: redact(server, errorMessage(error)) }, 'MCP connection error');
     const live: Live = {
-      key, server, client, transport, roots, tools: [], startedAt: this.now(), busy: 0, closing: false, idle: undefined,
+      key, failureKey, server, client, transport, roots, tools: [], startedAt: this.now(), busy: 0, closing: false, idle: undefined,
       reason, skippedLines: skipped,
     };
     client.onclose = () => this.closedByServer(live);
@@ -166,7 +177,7 @@ export class McpConnections {
     } finally {
       clearTimeout(deadline);
     }
-    this.log.info({ mcp_server: server.name, user, tools: live.tools.length }, 'MCP server connected');
+    this.log.info({ mcp_server: server.name, user, access, tools: live.tools.length }, 'MCP server connected');
     return live;
   }
 
@@ -213,7 +224,7 @@ export class McpConnections {
     this.live.delete(live.key);
     const reason = redact(live.server, live.reason() ?? 'the connection closed');
     this.log.warn({ mcp_server: live.server.name, reason }, 'MCP server connection ended');
-    this.fail(live.key, this.now() - live.startedAt, `it stopped: ${reason}`);
+    this.fail(live.failureKey, this.now() - live.startedAt, `it stopped: ${reason}`);
   }
 
   private fail(key: string, uptimeMs: number, reason: string): void {

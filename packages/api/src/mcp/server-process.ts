@@ -6,7 +6,7 @@ import { locateProgram } from '../tools/sandbox/exec/program-path.js';
 import type { PathSandbox } from '../tools/sandbox/paths.js';
 import { readSandboxStatus } from '../tools/sandbox/sandbox-status.js';
 import { feedArguments, sandboxStdio } from '../tools/sandbox/sandbox-stdio.js';
-import { toolSandbox } from '../tools/sandbox/tool-sandbox.js';
+import { toolSandbox, type SandboxMode } from '../tools/sandbox/tool-sandbox.js';
 import { connectUserNetwork } from '../tools/sandbox/user-network.js';
 import type { ToolSettings } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
@@ -32,7 +32,8 @@ export class ServerStartError extends Error {
 
 /**
  * Starts a stdio server the way `bash` starts a command: inside the sandbox (bubblewrap's view of
- * the user's workspace, writable; network per SANDBOX_NETWORK; the memory and process limits), in
+ * the user's workspace, writable with `write` access and read-only with `read`, as `bash_readonly`
+ * sees it; network per SANDBOX_NETWORK either way; the memory and process limits), in
  * a process group of its own, with the allowlisted environment plus the server's own `env`.
  * Stopping ends the whole sandbox, so nothing the server started outlives it.
  */
@@ -41,6 +42,7 @@ export async function startServerProcess(
   workspace: PathSandbox,
   settings: ToolSettings,
   host: ToolHost,
+  access: SandboxMode,
 ): Promise<ServerProcess> {
   const roots = workspace.roots;
   const cwd = roots[0];
@@ -48,7 +50,7 @@ export async function startServerProcess(
   const searchPath = safeSearchPath(process.env.PATH, roots);
   const executable = isAbsolute(server.command) ? server.command : locateProgram(server.command, searchPath);
   if (executable === undefined) throw new ServerStartError(`${server.command}: command not found`);
-  const { availability, launcher } = await toolSandbox({ sandbox: workspace, settings, host }, 'write', searchPath, cwd);
+  const { availability, launcher } = await toolSandbox({ sandbox: workspace, settings, host }, access, searchPath, cwd, { network: true });
   if (availability.state === 'unavailable') throw new ServerStartError(`stdio MCP servers need the sandbox (bubblewrap), which is not available: ${availability.reason}`);
   const launch = launcher?.launch(executable, server.args, cwd, { status: true, argumentBytes: true }) ?? { file: executable, args: [...server.args] };
   const child = spawn(launch.file, launch.args, {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { PathSandbox } from '../tools/sandbox/paths.js';
 import { fail, succeed, type Tool, type ToolSource, type ToolSourceRequest } from '../tools/tool.js';
 import { errorMessage } from '../util/error-message.js';
 import type { Log } from '../util/log.js';
@@ -16,7 +15,8 @@ const ANY_OBJECT = z.record(z.string(), z.unknown());
 
 /**
  * The run owner's MCP tools, as the engine asks for them at the start of each run: every server
- * the config gives this user, connected (or started) now, its tools named `mcp__<server>__<tool>`.
+ * the config gives this user, connected (or started) now with the run's access to the workspace
+ * (read-only for a run that may not change files), its tools named `mcp__<server>__<tool>`.
  * What cannot be offered is left out and said in a `notice` (the run's `thinking` event): a server
  * that is down, a tool whose name or schema the model cannot take, two tools of one name.
  */
@@ -30,7 +30,7 @@ export class McpToolSource implements ToolSource {
   async toolsFor(request: ToolSourceRequest): Promise<Tool[]> {
     const mine = this.servers.filter((server) => servesUser(server, request.owner));
     if (mine.length === 0) return [];
-    const connected = await Promise.all(mine.map((server) => this.connect(server, request.owner, request.workspace, request.notice)));
+    const connected = await Promise.all(mine.map((server) => this.connect(server, request)));
     const tools = new Map<string, Tool>();
     const collided = new Set<string>();
     for (const connection of connected) {
@@ -48,9 +48,9 @@ export class McpToolSource implements ToolSource {
     return [...tools.values()];
   }
 
-  private async connect(server: McpServerConfig, owner: string, workspace: PathSandbox, notice: (text: string) => void): Promise<Connection | undefined> {
+  private async connect(server: McpServerConfig, { owner, workspace, access, notice }: ToolSourceRequest): Promise<Connection | undefined> {
     try {
-      const connection = await this.connections.connection(server, owner, workspace);
+      const connection = await this.connections.connection(server, owner, workspace, access);
       const skipped = connection.skippedLines();
       if (skipped > 0) notice(`MCP server "${server.name}" wrote ${skipped} line(s) on stdout that are not MCP messages; they were ignored`);
       return connection;

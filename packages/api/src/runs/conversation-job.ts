@@ -67,7 +67,7 @@ function summarizer(engine: AgentEngine, context: RunContext, workingDir: string
   // Written by the turn's model, so what it keeps is cut to that model's window.
   const task = { agentType: 'explore', mode: 'plan' as const, workingDir, streaming: false, repositoryInstructions: false, ...(model ? { model } : {}) };
   return {
-    room: () => engine.promptRoom('explore', 'plan', workingDir, model),
+    room: () => engine.promptRoom('explore', 'plan', workingDir, model, summarizing),
     window: () => engine.contextWindow(model),
     summarize: (prompt) => engine.execute({ ...task, prompt }, summarizing),
   };

@@ -93,6 +93,11 @@ export interface ApprovalAsk {
   matches: string[];
   /** Every real path the call acts on; absent when that is not known, and then no grant covers it. */
   reach?: string[];
+  /**
+   * A grant covers the tool by its name and `matches`, wherever it acts (an MCP tool, whose
+   * arguments and reach are its server's to say): `reach` is not asked for.
+   */
+  byName?: boolean;
 }
 
 /** Approved, or refused with the text the model reads instead of the tool's result. */
@@ -137,6 +142,11 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
 export interface ToolSourceRequest {
   owner: string;
   workspace: PathSandbox;
+  /**
+   * `read` for a run that may not change files (explore, plan, mode plan): its tools' processes see
+   * the workspace read-only, whatever a tool claims of itself. `write` for a run that may.
+   */
+  access: 'read' | 'write';
   /** Said to the run as a `thinking` event: a server that is down, a tool left out. */
   notice(text: string): void;
 }

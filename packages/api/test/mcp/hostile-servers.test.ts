@@ -1,4 +1,4 @@
-import { copyFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
@@ -97,6 +97,22 @@ describe('hostile MCP servers', { timeout: 60_000 }, () => {
     const notice = thinkingTexts(events).find((text) => text.startsWith('MCP server "garbled"'));
     expect(notice).toMatch(/^MCP server "garbled" is unavailable, so its tools are left out: it failed to start: MCP error -32603: \uFFFD\[2J\uFFFD\]0;owned\uFFFDe+ \[cut at 2000 characters\]$/);
     expect(JSON.stringify(events).length).toBeLessThan(100_000);
+  });
+
+  it('gives a run that may not change files a server that sees the workspace read-only, whatever its tools claim', async () => {
+    const workspace = outsideDir('mada-mcp-liar-');
+    await boot({ liar: 'liar' }, { ALLOWED_PATHS: workspace });
+    model.push(scripted.toolCalls({ name: 'mcp__liar__scribble', arguments: {} }), scripted.text('done'));
+    const explore = await runToEnd(address, { agent_type: 'explore', working_dir: workspace });
+    expect(explore.run.status).toBe('succeeded');
+    expect(toolResultBefore(model, 1)).toBe('failed: EROFS');
+    expect(existsSync(join(workspace, 'scribbled.txt'))).toBe(false);
+    // A run that may write gets the writable process, as before.
+    model.push(scripted.toolCalls({ name: 'mcp__liar__scribble', arguments: {} }), scripted.text('done'));
+    const task = await runToEnd(address, { agent_type: 'task', working_dir: workspace });
+    expect(task.run.status).toBe('succeeded');
+    expect(toolResultBefore(model, 3)).toBe('wrote');
+    expect(readFileSync(join(workspace, 'scribbled.txt'), 'utf8')).toBe('scribbled');
   });
 
   /** Whether `dir/heartbeat` grows within a second: it stops once everything the server started is gone. */

@@ -58,11 +58,16 @@ const usersTerritory = (settings: ToolSettings): string[] => [...settings.allowe
 /** What the sandbox needs of a tool call's context (an MCP server's start has no call). */
 export type SandboxContext = Pick<ToolContext, 'sandbox' | 'settings' | 'host'>;
 
-export async function sandboxSpec(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
+/** `network`: whether SANDBOX_NETWORK applies; by default only in mode `write` (a read-only MCP server keeps it: its tools may be remote ones). */
+export interface SandboxOptions {
+  network?: boolean;
+}
+
+export async function sandboxSpec(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string, options: SandboxOptions = {}): Promise<Omit<SandboxSpec, 'cwd' | 'etc'>> {
   return {
     allowedPaths: context.sandbox.roots,
     writable: mode === 'write',
-    network: mode === 'write' && context.settings.sandboxNetwork,
+    network: (options.network ?? mode === 'write') && context.settings.sandboxNetwork,
     // Found once: those text can name go as text, the others as bytes (`--args`, bubblewrap.ts).
     ...readOnlyBinds(protectedGitPathBytes(cwd, context.sandbox.roots), context.sandbox.protectedFiles),
     hiddenPaths: context.sandbox.hiddenPaths,
@@ -93,9 +98,9 @@ export interface ToolSandbox {
  * The sandbox for one tool call's processes. With the sandbox unavailable there is no launcher and
  * the caller must refuse (or, for search, not start a process at all).
  */
-export async function toolSandbox(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string): Promise<ToolSandbox> {
+export async function toolSandbox(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string, options: SandboxOptions = {}): Promise<ToolSandbox> {
   const availability = await context.host.sandboxes.detect(context.settings);
   if (!isAvailable(availability)) return { availability };
   const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses };
-  return { availability, launcher: new SandboxLauncher(availability, await sandboxSpec(context, mode, searchPath, cwd), limits) };
+  return { availability, launcher: new SandboxLauncher(availability, await sandboxSpec(context, mode, searchPath, cwd, options), limits) };
 }
