@@ -74,4 +74,13 @@ describe.each(DIALECTS)('approval repository on %s', (dialect) => {
     expect(await approvals.grantedMatches('alice', '/srv/other', 'bash')).toEqual([]);
     expect(await approvals.grantedMatches('bob', '/srv/app', 'bash')).toEqual([]);
   });
+
+  it("asks and grants for an MCP tool whose name is as long as a tool name may be (64 characters)", async () => {
+    const tool = `mcp__${'s'.repeat(20)}__${'t'.repeat(37)}`;
+    expect(tool).toHaveLength(64);
+    const stored = await approvals.createApproval({ ...ask((await newRun()).id), tool, grantMatch: '' });
+    expect(stored.tool).toBe(tool);
+    await approvals.addGrant({ userId: 'alice', workingDir: '/srv/app', tool, match: '' }, T0);
+    expect(await approvals.grantedMatches('alice', '/srv/app', tool)).toEqual(['']);
+  });
 });

@@ -190,7 +190,8 @@ export const approvals = pgTable(
       .notNull()
       .references(() => runs.id, { onDelete: 'cascade' }),
     userId: varchar('user_id', { length: 255 }).notNull(),
-    tool: varchar('tool', { length: 50 }).notNull(),
+    // An MCP tool's name (mcp__<server>__<tool>) may be 64 characters; 128 leaves room.
+    tool: varchar('tool', { length: 128 }).notNull(),
     args: text('args').notNull(),
     reason: text('reason').notNull(),
     status: varchar('status', { length: 20 }).$type<ApprovalStatus>().notNull(),
@@ -210,7 +211,8 @@ export const approvalGrants = pgTable(
   {
     userId: varchar('user_id', { length: 255 }).notNull(),
     workingDir: varchar('working_dir', { length: 1024 }).notNull(),
-    tool: varchar('tool', { length: 50 }).notNull(),
+    // An MCP tool's name (mcp__<server>__<tool>) may be 64 characters; 128 leaves room.
+    tool: varchar('tool', { length: 128 }).notNull(),
     match: text('match').notNull(),
     createdAt: ts('created_at').notNull(),
   },
