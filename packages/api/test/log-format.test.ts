@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startService, TSX, type ServiceProcess } from './support/service-process.js';
+import { sweepProcessDirs } from '../src/util/process-dir.js';
+import { startService, tempEnv, TSX, type ServiceProcess } from './support/service-process.js';
+import { until } from './support/until.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 /** Nothing listens on the discard port: the runtime is "not started yet". */
@@ -20,11 +22,30 @@ const workdir = (): string => {
   return dir;
 };
 
-afterEach(() => {
+/** Members of process group `group` still running (a zombie is done). */
+function groupRunning(group: number): boolean {
+  for (const entry of readdirSync('/proc')) {
+    try {
+      const [state, , pgrp] = readFileSync(`/proc/${entry}/stat`, 'latin1').replace(/^.*\) /s, '').split(' ');
+      if (Number(pgrp) === group && state !== 'Z') return true;
+    } catch {
+      // Not a process, or gone meanwhile.
+    }
+  }
+  return false;
+}
+
+afterEach(async () => {
   running?.child.kill('SIGKILL');
   running = undefined;
-  // `script` and the service under it: the whole process group.
-  if (terminal?.pid !== undefined && terminal.exitCode === null) process.kill(-terminal.pid, 'SIGKILL');
+  // `script` and the service under it: the whole process group. The service cannot remove its
+  // process directory then (SIGKILL), so it is swept once the group has ended.
+  const group = terminal?.pid;
+  if (group !== undefined && terminal!.exitCode === null) {
+    process.kill(-group, 'SIGKILL');
+    await until(async () => !groupRunning(group), (ended) => ended, 'the service under script to end');
+    await sweepProcessDirs(tmpdir());
+  }
   terminal = undefined;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -37,7 +58,7 @@ async function startOnTerminal(env: Record<string, string>): Promise<string> {
   terminal = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: workdir(),
     detached: true,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'xterm', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...tempEnv(), TERM: 'xterm', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let text = '';

@@ -2,7 +2,7 @@ import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pidAlive } from './pid-alive.js';
+import { processEnded } from './pid-alive.js';
 
 /**
  * One temporary directory per service process, for the files it stages once and keeps for its
@@ -51,7 +51,8 @@ export function removeProcessDir(): void {
 }
 
 /**
- * Removes from `root` the process directories of this pid namespace whose process has ended.
+ * Removes from `root` the process directories of this pid namespace whose process has ended (a
+ * zombie included).
  * Only real directories of this account: a link or another account's entry of the same name in
  * a shared temp directory is not ours to follow or remove. A pid taken again by a newer process
  * keeps the old directory until a later sweep finds that one gone too.
@@ -63,7 +64,7 @@ export async function sweepProcessDirs(root: string): Promise<string[]> {
     const match = NAME.exec(name);
     if (match === null || match[1] !== namespace) continue;
     const pid = Number(match[2]);
-    if (pid === process.pid || pidAlive(pid)) continue;
+    if (pid === process.pid || !processEnded(pid)) continue;
     const path = join(root, name);
     try {
       const stats = await lstat(path);

@@ -1,16 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, realpathSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 import { CheckpointService } from '../../src/checkpoints/checkpoint-service.js';
 import type { RunRecord } from '../../src/db/run-repository.js';
 
 const quiet = { warn: () => undefined };
 
 function fixture(gitMemoryBytes?: number) {
-  const workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-ckpt-wd-')));
-  const root = mkdtempSync(join(tmpdir(), 'mada-ckpt-root-'));
+  // Both removed when the file ends, the snapshots of a test that failed half-way included.
+  const workingDir = tempDir('mada-ckpt-wd-');
+  const root = tempDir('mada-ckpt-root-');
   const service = new CheckpointService({ root, maxFileBytes: 1024 * 1024, excludedPaths: [], log: quiet, ...(gitMemoryBytes === undefined ? {} : { gitMemoryBytes }) });
   return { workingDir, root, service };
 }
@@ -87,6 +88,5 @@ describe('checkpoints of runs', () => {
     truncateSync(join(workingDir, '.gitignore'), 512 * 1024 * 1024);
     await checkpoint.finish();
     await expect(service.changes(runRecord(id, workingDir, 'succeeded'))).rejects.toThrow(/^No checkpoint for this run: the snapshot at the end of the run failed: git [a-z-]+ failed \(128\): fatal: Out of memory/);
-    rmSync(workingDir, { recursive: true, force: true });
   });
 });

@@ -169,7 +169,7 @@ describe('GET /health', () => {
     const response = await t.app.inject({ url: '/health' });
     expect(response.statusCode).toBe(503);
     expect(response.json()).toMatchObject({ status: 'unhealthy', checks: { database: 'unreachable' } });
-    await t.app.close();
+    await t.close();
   });
 });
 

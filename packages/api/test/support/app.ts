@@ -1,9 +1,8 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll } from 'vitest';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 import { buildApp } from '../../src/app.js';
 import { openServices, type Services } from '../../src/services.js';
 import { loadSettings, type Settings } from '../../src/settings.js';
@@ -56,7 +55,8 @@ if (process.env.VITEST !== undefined) afterAll(() => sharedToolHost.gitlinks.clo
 
 /** The real application on a real database, with dependency probes that need no network. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const workdir = realpathSync(mkdtempSync(join(tmpdir(), 'mada-app-')));
+  // Removed by close(), or when the file ends for an app a test never closed (it failed first).
+  const workdir = tempDir('mada-app-');
   const settings = loadSettings(
     { LOG_LEVEL: 'silent', RETRY_BASE_DELAY: '0.01', RETRY_MAX_DELAY: '0.05', ...modelEnv(options.model), ...options.env },
     workdir,

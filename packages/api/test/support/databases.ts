@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 import { openRepository } from '../../src/db/open.js';
 import type { ConversationRepository } from '../../src/db/repository.js';
 import { parseDatabaseUrl } from '../../src/settings.js';
@@ -37,7 +37,8 @@ async function adminQuery(query: string): Promise<void> {
 /** A brand-new database (a file, or a PostgreSQL database of its own) with the schema migrated. */
 export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'mada-db-'));
+    // Removed by drop(), or when the file ends for a database a test never dropped.
+    const dir = tempDir('mada-db-');
     const url = `sqlite:///${join(dir, 'mada.db')}`;
     const repository = await openRepository({ dialect: 'sqlite', path: join(dir, 'mada.db'), url });
     return { repository, url, drop: async () => (await repository.close(), rmSync(dir, { recursive: true, force: true })) };

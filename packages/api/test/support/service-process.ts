@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, expect } from 'vitest';
+import { sweepProcessDirs } from '../../src/util/process-dir.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** The entry point `npm start` runs: the TypeScript compiler's output (`npm run build`). */
@@ -19,13 +21,30 @@ export interface ServiceProcess {
 
 /** Every service a test file started that has not exited yet. */
 const running = new Set<ChildProcess>();
+/** Each service's exit, with the clean-up after it: awaited when the file ends. */
+const ending = new Set<Promise<void>>();
 // A test that times out never reaches its own clean-up, and its service would outlive the suite
 // (killed only by the suite's leftover check): the file's end stops whatever is still running.
 if (process.env.VITEST !== undefined) {
-  afterAll(() => {
+  afterAll(async () => {
     for (const child of running) child.kill('SIGKILL');
+    await Promise.all(ending);
   });
 }
+
+/**
+ * The service's process directory (its staged /etc, its pipes), once it has exited: a service
+ * killed with SIGKILL cannot remove it, and the sweep of the next service to start comes too late
+ * for the last one of the suite. Only directories of processes that are gone are removed.
+ */
+async function sweepAfter(exited: Promise<unknown>): Promise<void> {
+  // A child that could not start emits 'error' instead: nothing of its own to sweep then either.
+  await exited.catch(() => undefined);
+  await sweepProcessDirs(tmpdir()).catch(() => []);
+}
+
+/** TMPDIR as this process has it, for a child started with a clean environment. */
+export const tempEnv = (): Record<string, string> => (process.env.TMPDIR === undefined ? {} : { TMPDIR: process.env.TMPDIR });
 
 /**
  * Runs the real service entry point as a child process: TypeScript through tsx, or with `built`
@@ -35,11 +54,16 @@ export function spawnService(env: Record<string, string>, cwd: string, options: 
   const args = options.built ? [BUILT_MAIN] : ['--conditions=mada-source', '--import', TSX, MAIN];
   const child = spawn(process.execPath, args, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // The test's TMPDIR (the suite's own, checked at its end for leftovers) rather than /tmp.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...tempEnv(), PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
-  child.once('exit', () => running.delete(child));
+  const done = sweepAfter(once(child, 'exit')).finally(() => {
+    running.delete(child);
+    ending.delete(done);
+  });
+  ending.add(done);
   return child;
 }
 

@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processDir, removeProcessDir, sweepProcessDirs } from '../../src/util/process-dir.js';
@@ -32,6 +33,23 @@ describe("a service process's own temp directory", () => {
     expect(await sweepProcessDirs(root)).toEqual([ended]);
     expect(existsSync(ended)).toBe(false);
     for (const kept of [parent, mine, foreign, join(target, 'etc-abcdef', 'passwd')]) expect(existsSync(kept)).toBe(true);
+  });
+
+  it('is swept when its process is a zombie nobody reaps (killed under a parent that never waits)', async () => {
+    const root = tempDir('mada-sweep-');
+    // The shell starts a short command in the background, then becomes a sleep that never waits
+    // for it: the short one stays a zombie as long as the sleep runs.
+    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const [chunk] = (await once(parent.stdout!, 'data')) as [Buffer];
+      const zombie = Number(chunk.toString().trim());
+      const state = () => /^.*\) (\S)/s.exec(readFileSync(`/proc/${zombie}/stat`, 'latin1'))?.[1];
+      while (state() !== 'Z') await new Promise((resolve) => setTimeout(resolve, 20));
+      const dir = dirOf(root, namespace, zombie, 'Zombie');
+      expect(await sweepProcessDirs(root)).toEqual([dir]);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 
   it('is one per process, and removed on request (the end of a test file, the exit hook)', () => {
