@@ -111,7 +111,6 @@ export class RunLoop {
   private readonly messages: ChatMessage[];
   /** The run's tools: the agent's, and any `mcp_tools` loads as the run goes. */
   private tools: ToolSet;
-  private specs: readonly ToolDefinition[];
   private systems: Record<ToolCallMode, ChatMessage>;
   private readonly budget = new ContextBudget();
   private toolsUsed = 0;
@@ -128,7 +127,6 @@ export class RunLoop {
       deferred === undefined || deferred.tools.length === 0
         ? input.toolSet
         : withTools(input.toolSet, [toolSearch(deferred.tools, deferred.budgetTokens, (found) => this.load(found))]);
-    this.specs = this.tools.specs;
     this.systems = this.systemsFor(this.tools);
     this.messages = [this.systems.native, { role: 'user', content: input.prompt }];
   }
@@ -147,7 +145,6 @@ export class RunLoop {
   /** Tools `mcp_tools` found: offered from the next request on, natively or in the system prompt. */
   private load(found: readonly Tool[]): void {
     this.tools = withTools(this.tools, found);
-    this.specs = this.tools.specs;
     this.systems = this.systemsFor(this.tools);
   }
 
@@ -158,7 +155,7 @@ export class RunLoop {
   /** Tokens the first prompt may have for the first request to fit the window. */
   promptRoom(): number {
     const { contextWindow, toolCalls } = this.runtime.current();
-    return promptRoom(contextWindow, this.systems[toolCalls], toolCalls === 'native' ? this.specs : []);
+    return promptRoom(contextWindow, this.systems[toolCalls], toolCalls === 'native' ? this.tools.specs : []);
   }
 
   async run(): Promise<string> {
@@ -218,7 +215,7 @@ export class RunLoop {
   private prepare(): Prepared {
     const { contextWindow, toolCalls } = this.runtime.current();
     this.messages[0] = this.systems[toolCalls];
-    const tools = toolCalls === 'native' ? this.specs : [];
+    const tools = toolCalls === 'native' ? this.tools.specs : [];
     const masked = this.budget.fit(this.messages, tools, contextWindow);
     if (masked > 0) this.input.emit(thinking(`Context window nearly full: ${masked} older tool result(s) replaced with placeholders.`));
     const messages = toolCalls === 'native' ? this.messages : toTextToolHistory(this.messages);
