@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { ApiKey } from '../settings.js';
 import type { UserRole } from '../db/user-repository.js';
@@ -87,21 +87,26 @@ export function declareCaller(app: FastifyInstance): void {
   app.decorateRequest('stillAuthorized', null as unknown as () => Promise<boolean>);
 }
 
-/** The caller of a request that carries a console session (and no X-API-Key); undefined when it carries none. */
-export type SessionCaller = (request: FastifyRequest) => Promise<Caller> | undefined;
+/**
+ * For a request that carries a console session (and no X-API-Key), the lookup of its caller;
+ * undefined when it carries none. `reply`, when given, has a refused cookie cleared.
+ */
+export type SessionCaller = (request: FastifyRequest, reply?: FastifyReply) => (() => Promise<Caller>) | undefined;
 
 /**
  * Requires a caller on every route registered in `scope` (and its children); failed attempts
  * count toward the client's limit. X-API-Key wins over a session cookie sent beside it.
  */
 export function requireCaller(scope: FastifyInstance, auth: Authenticator, failures: CredentialFailures, session?: SessionCaller): void {
-  scope.addHook('onRequest', async (request) => {
+  scope.addHook('onRequest', async (request, reply) => {
     const key = headerValue(request);
-    const bySession = key === undefined ? session?.(request) : undefined;
-    const caller = await (bySession ?? failures.guardAsync(request, () => auth.identify(key, limitedAddress(request.ip))));
+    const bySession = key === undefined ? session?.(request, reply) : undefined;
+    const byKey = (): Promise<Caller> => auth.identify(key, limitedAddress(request.ip));
+    // A made-up cookie is a failed credential like a made-up key: each one is a database read.
+    const caller = await failures.guardAsync(request, bySession ?? byKey);
     request.caller = caller;
     // Asked again without counting failures: a key revoked under an open stream is no attack of the client's.
-    const again = (): Promise<Caller> => (bySession === undefined ? auth.identify(key, limitedAddress(request.ip)) : session!(request)!);
+    const again = bySession === undefined ? byKey : session!(request)!;
     request.stillAuthorized = () => again().then((current) => current.userId === caller.userId, () => false);
   });
 }

@@ -39,15 +39,17 @@ export function refuseForeignOrigin(request: FastifyRequest): void {
 /**
  * The caller of a request that carries a session cookie: the session must be live and the key it
  * was started with still valid (a revoked key, an expired one or a disabled user ends it at once).
- * An unknown session id is not counted as a failed credential: 256 random bits are not guessed,
- * and a browser whose session ended sends its old cookie a few times before it shows the sign-in.
+ * Returned as a lookup for requireCaller to run under the failed-credential limit: every cookie
+ * costs a database read, so made-up ones must not come at the speed of the network. A refused
+ * cookie is cleared in the answer (when `reply` is given), so a browser whose session ended sends
+ * it once rather than until it shows the sign-in, and is not locked out by its own old cookie.
  */
 export function sessionCaller(auth: Authenticator, sessions: ConsoleSessions): SessionCaller {
-  return (request) => {
+  return (request, reply) => {
     if (auth.localMode) return undefined;
     const id = sessionIdOf(request);
     if (id === undefined) return undefined;
-    return (async (): Promise<Caller> => {
+    const lookup = async (): Promise<Caller> => {
       const session = await sessions.find(id);
       if (session === undefined) throw new UnauthorizedError('Session expired');
       if (!READ_ONLY.has(request.method)) requireOwnOrigin(request);
@@ -57,7 +59,15 @@ export function sessionCaller(auth: Authenticator, sessions: ConsoleSessions): S
         throw new UnauthorizedError('Invalid API key');
       }
       return caller;
-    })();
+    };
+    return async () => {
+      try {
+        return await lookup();
+      } catch (error) {
+        if (error instanceof UnauthorizedError && reply !== undefined && !reply.sent) clearSessionCookie(reply);
+        throw error;
+      }
+    };
   };
 }
 

@@ -259,6 +259,25 @@ describe('console session lifetime and limits', () => {
     }
   });
 
+  it('counts made-up session cookies with the failed-key limit, and clears a refused cookie', async () => {
+    const t = await createTestApp({ env: { API_KEYS: `root:${ROOT_KEY}` } });
+    try {
+      const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const first = await call(address, 'GET', '/me', { cookie: 'mada_session=made-up-0' });
+      expect(first.status).toBe(401);
+      expect(first.body.detail).toBe('Session expired');
+      // The browser is told to drop it, so an ended session is sent once, not until the sign-in shows.
+      expect(sessionCookie(first).pair).toBe('mada_session=');
+      for (let i = 1; i < MAX_AUTH_FAILURES_PER_MINUTE; i++) expect((await call(address, 'GET', '/me', { cookie: `mada_session=made-up-${i}` })).status).toBe(401);
+      // Each cookie costs a database read: past the limit they are refused before any is looked up.
+      const locked = await call(address, 'GET', '/me', { cookie: 'mada_session=made-up-x' });
+      expect(locked.status).toBe(429);
+      expect((await call(address, 'GET', '/me', { key: ROOT_KEY })).status).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('believes X-Forwarded-Proto about HTTPS only from a TRUST_PROXY peer', async () => {
     for (const [trusted, secure] of [[true, true], [false, false]] as const) {
       const t = await createTestApp({ env: { API_KEYS: `root:${ROOT_KEY}`, ...(trusted ? { TRUST_PROXY: '127.0.0.1' } : {}) } });
