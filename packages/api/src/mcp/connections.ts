@@ -154,7 +154,9 @@ export class McpConnections {
       reason = () => lines.closeReason;
       skipped = () => lines.skippedLines;
     } else {
-      transport = httpTransport(server, MAX_MESSAGE_BYTES);
+      const remote = httpTransport(server, MAX_MESSAGE_BYTES);
+      transport = remote.transport;
+      reason = remote.closeReason;
     }
     const client = new Client({ name: 'mada', version: VERSION }, { capabilities: {} });
     // Errors the SDK reports on the side (a stream that broke) are logged, redacted, never thrown.

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { scripted, startScriptedModel, type ScriptedModel } from '@mada/testkit';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { EVERYTHING, runToEnd, thinkingTexts, toolResultBefore, writeConfig } from './support.js';
@@ -26,6 +28,28 @@ async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess
     child.once('exit', () => reject(new Error(`server-everything exited: ${text}`)));
   });
   return { url: `http://127.0.0.1:${port}/mcp`, child };
+}
+
+const KIB_64 = 'x'.repeat(64 * 1024);
+
+/**
+ * The SDK's own server over Streamable HTTP, stateless, answering each call as an event stream:
+ * `chatty` logs 80 messages of 64 KiB (5 MiB in all) before its answer, `huge` answers 5 MiB at once.
+ */
+async function startStreamingServer(servers: Server[]): Promise<string> {
+  const http = createServer((request, response) => {
+    const mcp = new McpServer({ name: 'streaming', version: '1.0.0' }, { capabilities: { logging: {} } });
+    mcp.registerTool('chatty', { description: 'logs a lot, then answers', annotations: { readOnlyHint: true } }, async (extra) => {
+      for (let i = 0; i < 80; i++) await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: KIB_64 } });
+      return { content: [{ type: 'text', text: 'all said' }] };
+    });
+    mcp.registerTool('huge', { description: 'one answer of 5 MiB', annotations: { readOnlyHint: true } }, () => ({ content: [{ type: 'text', text: KIB_64.repeat(80) }] }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    response.on('close', () => void transport.close());
+    void mcp.connect(transport).then(() => transport.handleRequest(request, response));
+  });
+  servers.push(http);
+  return `http://127.0.0.1:${await listen(http)}/mcp`;
 }
 
 describe('a remote MCP server over Streamable HTTP', { timeout: 60_000 }, () => {
@@ -83,5 +107,15 @@ describe('a remote MCP server over Streamable HTTP', { timeout: 60_000 }, () => 
     expect(said).toContain('MCP server "moved" is unavailable');
     expect(said).toMatch(/Redirect to http:\/\/localhost:\d+\/mcp not followed/);
     expect(said).not.toContain(SECRET);
+  });
+
+  it('caps each event of a stream at 4 MiB, not the stream: a call that logs 5 MiB still answers, an answer of 5 MiB does not', async () => {
+    const url = await startStreamingServer(servers);
+    await boot({ streaming: { type: 'http', url } });
+    model.push(scripted.toolCalls({ name: 'mcp__streaming__chatty', arguments: {} }), scripted.toolCalls({ name: 'mcp__streaming__huge', arguments: {} }), scripted.text('done'));
+    const { run } = await runToEnd(address, {});
+    expect(run.status).toBe('succeeded');
+    expect(toolResultBefore(model, 1)).toBe('all said');
+    expect(toolResultBefore(model, 2)).toBe('Error: MCP server "streaming": the server sent an event over 4096 KiB, so the connection was closed');
   });
 });
