@@ -38,8 +38,9 @@ describe("a service process's own temp directory", () => {
   it('is swept when its process is a zombie nobody reaps (killed under a parent that never waits)', async () => {
     const root = tempDir('mada-sweep-');
     // The shell starts a short command in the background, then becomes a sleep that never waits
-    // for it: the short one stays a zombie as long as the sleep runs.
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // for it: the short one stays a zombie as long as the sleep runs (it outlives the exec, so the
+    // shell cannot have reaped it first).
+    const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const [chunk] = (await once(parent.stdout!, 'data')) as [Buffer];
       const zombie = Number(chunk.toString().trim());

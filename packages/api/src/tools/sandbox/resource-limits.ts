@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pidAlive } from '../../util/pid-alive.js';
+import { processEnded } from '../../util/pid-alive.js';
 
 export interface ResourceLimits {
   /** SANDBOX_MEMORY_MB: the address space of each process. */
@@ -143,7 +143,7 @@ function charged(dir: string): boolean {
 
 const OURS = /^mada-(\d+)-/;
 
-/** Removes the empty pool cgroups of services that died without cleaning up (killed, crashed). */
+/** Removes the empty pool cgroups of services that died without cleaning up (killed, crashed, or a zombie nobody reaped). */
 function removeAbandoned(base: string): void {
   let names: string[];
   try {
@@ -153,7 +153,7 @@ function removeAbandoned(base: string): void {
   }
   for (const name of names) {
     const pid = Number(OURS.exec(name)?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || !processEnded(pid)) continue;
     try {
       rmdirSync(join(base, name));
     } catch {

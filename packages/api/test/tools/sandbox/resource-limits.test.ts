@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findPidsCgroup, PidsCgroupPool } from '../../../src/tools/sandbox/resource-limits.js';
@@ -20,5 +21,23 @@ describe.runIf(base !== undefined)('the pids cgroup pool', () => {
     expect(a).not.toBe(b);
     first.release(a);
     second.release(b);
+  });
+
+  it('removes the cgroups of a service that is a zombie nobody reaps (killed under a parent that never waits)', async () => {
+    // The shell starts a short command in the background, then becomes a sleep that never waits for
+    // it (before the short one ends, so the shell cannot have reaped it).
+    const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const [chunk] = (await once(parent.stdout!, 'data')) as [Buffer];
+      const zombie = Number(chunk.toString().trim());
+      const state = (): string | undefined => /^.*\) (\S)/s.exec(readFileSync(`/proc/${zombie}/stat`, 'latin1'))?.[1];
+      while (state() !== 'Z') await new Promise((resolve) => setTimeout(resolve, 20));
+      const stale = join(base as string, `mada-${zombie}-0badcafe-0`);
+      mkdirSync(stale);
+      new PidsCgroupPool(base as string);
+      expect(existsSync(stale)).toBe(false);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });
