@@ -7,7 +7,9 @@ import { tempDir } from '../../../test/helpers/temp-dirs.js';
 const SHUTTING_DOWN = { detail: 'Service is shutting down' };
 const json = { 'content-type': 'application/json' };
 
-describe('SIGTERM with runs in progress', () => {
+// Each test starts a service process (the second, two), and waits out a grace period: more than the
+// default 20 s on a loaded machine.
+describe('SIGTERM with runs in progress', { timeout: 60_000 }, () => {
   let model: ScriptedModel;
   let service: ServiceProcess | undefined;
   let workdir: string;
@@ -45,7 +47,7 @@ describe('SIGTERM with runs in progress', () => {
     const following = readRunEvents(service!.url, runId);
 
     service!.child.kill('SIGTERM');
-    await expect.poll(() => service!.output()).toContain('refusing new runs');
+    await expect.poll(() => service!.output(), { timeout: 10_000 }).toContain('refusing new runs');
     for (const [path, body] of [
       ['/runs', { agent_type: 'plan', prompt: 'another' }],
       ['/agents/run', { agent_type: 'plan', prompt: 'another' }],
@@ -74,13 +76,14 @@ describe('SIGTERM with runs in progress', () => {
 
   it('interrupts a run still going when the grace period ends, with its final error event, and exits 0', async () => {
     model.push(scripted.chunks('Thinking ', scripted.until(new Promise(() => undefined))));
-    await boot('1');
+    // Long enough for the 503 below to be asked for inside it on a loaded machine.
+    await boot('4');
     const runId = await startRun();
     await firstFrame(runId);
     const following = readRunEvents(service!.url, runId);
 
     service!.child.kill('SIGTERM');
-    await expect.poll(() => service!.output()).toContain('refusing new runs');
+    await expect.poll(() => service!.output(), { timeout: 10_000 }).toContain('refusing new runs');
     const refused = await post('/runs', { agent_type: 'plan', prompt: 'another' });
     expect(refused.status).toBe(503);
     expect(await refused.json()).toEqual(SHUTTING_DOWN);
