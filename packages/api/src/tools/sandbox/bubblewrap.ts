@@ -146,6 +146,28 @@ function mountArguments(mount: Mount): string[] {
   }
 }
 
+/**
+ * A fresh /proc and a minimal /dev, narrowed where bubblewrap leaves them open to the host.
+ *
+ * `/proc/sys` read-only: a service running as root maps its uid 0 to the sandbox's, and the kernel
+ * lets the host's uid 0 write its global settings without any capability (the mode bits alone).
+ * bubblewrap covers `/proc/sys` only when the directory itself is writable, which it never is, so
+ * `kernel.core_pattern` (a `|program` run as the host's root at the next crash) was the command's to
+ * set. The host's `/proc/sys` bound read-only over the new one reads the same (network settings
+ * follow the reader's namespace) and, once covered, the mount is locked for nested namespaces.
+ *
+ * `/dev` read-only and `/dev/shm` its own tmpfs of the /tmp size: bubblewrap's /dev is a writable
+ * tmpfs with the kernel's default size, half the host's memory, which a command could fill.
+ */
+function kernelSurfaceArguments(spec: SandboxSpec): string[] {
+  return [
+    '--ro-bind', '/proc/sys', '/proc/sys',
+    '--dev', '/dev',
+    '--size', String(spec.tmpBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
+  ];
+}
+
 /** The host's network, or a namespace of its own that the caller uplinks before the command runs. */
 function networkArguments(spec: SandboxSpec): string[] {
   if (!spec.network) return [];
@@ -173,7 +195,7 @@ export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): s
     // After the allowed paths' binds, which they must cover; bubblewrap reads them here, in order.
     ...(spec.argumentsFd === undefined ? [] : ['--args', String(spec.argumentsFd)]),
     '--proc', '/proc',
-    '--dev', '/dev',
+    ...kernelSurfaceArguments(spec),
     '--unshare-all',
     ...networkArguments(spec),
     ...statusArguments(spec),
