@@ -37,6 +37,8 @@ export interface SandboxSpec {
   readOnlyPathBytes?: readonly string[];
   /** Where the spawner puts a pipe carrying argumentBytes (ARGS_FD); without it those binds are left out. */
   argumentsFd?: number;
+  /** Where the spawner puts a pipe carrying a seccomp program (SECCOMP_FD, setuid-filter.ts) that bubblewrap loads. */
+  seccompFd?: number;
   /** Hidden even inside an allowed path: DATA_DIR, the database, the service's `.env`. */
   hiddenPaths: readonly string[];
   /** Shown read-only: toolchains found on PATH outside the system directories, SANDBOX_READ_PATHS (see toolchainPaths). */
@@ -57,6 +59,8 @@ export interface SandboxSpec {
 
 /** bubblewrap reads the binds no text can name from a pipe the spawner puts here (`--args`), after STATUS_FD and BLOCK_FD. */
 export const ARGS_FD = 5;
+/** bubblewrap reads the seccomp program of a writable sandbox from a pipe the spawner puts here (`--seccomp`). */
+export const SECCOMP_FD = 6;
 
 /** The real path of a byte-string path, as a byte string; none when it cannot be resolved. */
 const realPathBytes = (path: string): string[] => {
@@ -199,6 +203,7 @@ export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): s
     '--unshare-all',
     ...networkArguments(spec),
     ...statusArguments(spec),
+    ...(spec.seccompFd === undefined ? [] : ['--seccomp', String(spec.seccompFd)]),
     '--cap-drop', 'ALL',
     '--die-with-parent',
     '--setenv', 'HOME', SANDBOX_HOME,

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostListener, type RedTeamCase } from './cases.js';
 import { LIBC, MARKER, python, type Arena } from './support.js';
@@ -47,6 +47,14 @@ const handles = new Map<string, { type: number; hex: string }>();
 
 /** Where a host's service sockets live: the Docker and containerd daemons, D-Bus, systemd. */
 const HOST_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock', '/run/dbus/system_bus_socket', '/run/systemd/private', '/run/user/0/bus'];
+
+/** Files below `dir` with the setuid or setgid bit (links not followed, `.git` included). */
+function setidFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => {
+    const stat = lstatSync(join(dir, name));
+    return stat.isFile() && (stat.mode & 0o6000) !== 0;
+  });
+}
 
 export const HOST_KERNEL_CASES: RedTeamCase[] = [
   {
@@ -138,6 +146,19 @@ export const HOST_KERNEL_CASES: RedTeamCase[] = [
       if (existsSync(`/dev/shm/${MARKER}-pwned`)) throw new Error("the host's /dev/shm was written from the sandbox");
       const now = existsSync('/etc/ld.so.preload') ? readFileSync('/etc/ld.so.preload', 'utf8') : undefined;
       if (now !== preloadBefore) throw new Error("the host's /etc/ld.so.preload was written from the sandbox");
+    },
+  },
+  {
+    name: 'setuid and setgid files left in the work tree (chmod, an open that creates, openat2 and io_uring), for anyone outside to run as the service user',
+    tool: 'bash',
+    args: () =>
+      python(
+        `${LIBC}import shutil\nshutil.copy('/usr/bin/id', 'myid')\nfor mode in [0o4755, 0o2755, 0o6755]:\n    try:\n        os.chmod('myid', mode)\n    except OSError as e:\n        print(e)\ntry:\n    os.close(os.open('made', os.O_CREAT | os.O_WRONLY, 0o4755))\nexcept OSError as e:\n    print(e)\nhow = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)\nprint('openat2', libc.syscall(437, -100, b'made2', how, 24), ctypes.get_errno())\nprint('io_uring', libc.syscall(425, 1, ctypes.create_string_buffer(120)), ctypes.get_errno())\nos.chmod('myid', 0o700)\nprint('plain chmod', oct(os.stat('myid').st_mode & 0o7777))`,
+      ),
+    expectOutput: /plain chmod 0o700/,
+    afterwards: (a) => {
+      const found = setidFiles(a.root);
+      if (found.length > 0) throw new Error(`setuid or setgid files were left in the work tree: ${found.join(', ')}`);
     },
   },
 ];
