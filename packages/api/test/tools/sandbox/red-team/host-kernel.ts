@@ -6,9 +6,10 @@ import { LIBC, MARKER, python, type Arena } from './support.js';
 
 /*
  * The host around the sandbox, as escapes reported against other agent sandboxes reached it: the
- * kernel's settings, memory filesystems, other processes, unix sockets by path and file handles.
- * Judged by side effect like every case of the corpus: a setting of the host unchanged, a process
- * of the host alive, nothing written where the host reads it.
+ * kernel's settings, memory filesystems, other processes, unix sockets by path, file handles and
+ * setuid files left for others to run. Judged by side effect like every case of the corpus: a
+ * setting of the host unchanged, a process of the host alive, nothing written where the host reads
+ * it, no setuid file in the work tree.
  */
 
 /**
