@@ -1,8 +1,10 @@
+import { homedir } from 'node:os';
 import { config as loadDotenv } from 'dotenv';
 import { buildApp, createLogger } from './app.js';
 import { assertSafeExposure } from './exposure.js';
 import { openServices } from './services.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
+import { allowedPathHoldingHome } from './tool-paths.js';
 import { errorMessage } from './util/error-message.js';
 import { shutDown } from './shutdown.js';
 import { WorkspacesOverlapAtStartError } from './users/errors.js';
@@ -43,6 +45,13 @@ async function main(): Promise<void> {
   app.addHook('onClose', () => services.close());
   if (settings.allowedPathsDefaulted) {
     logger.info({ allowedPaths: settings.allowedPaths }, 'ALLOWED_PATHS is empty: tools are confined to the start directory');
+  }
+  const holdingHome = allowedPathHoldingHome(settings.allowedPaths, process.env.HOME ?? homedir());
+  if (holdingHome !== undefined) {
+    logger.warn(
+      { allowedPath: holdingHome },
+      "ALLOWED_PATHS holds the service user's home directory: bash can rewrite its start-up files (.bashrc, .profile, .ssh, .gitconfig), which run programs outside the sandbox. Start the service in a project directory or set ALLOWED_PATHS",
+    );
   }
   if (services.users.keyed) {
     logger.info({ mode: 'keyed' }, 'keyed mode: every request needs a key (API_KEYS or a stored user\'s)');

@@ -1,6 +1,7 @@
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Settings } from './settings.js';
-import { PathSandbox } from './tools/sandbox/paths.js';
+import { isWithin, PathSandbox } from './tools/sandbox/paths.js';
 
 /**
  * What no tool may see, even inside an allowed path: DATA_DIR (the SQLite database, checkpoints),
@@ -32,4 +33,19 @@ export function workspaceSandbox(roots: readonly string[], settings: Settings, s
   // Nor the approval rules, read at start-up too: rewritten, they would let the next start run
   // unasked whatever the run chose.
   return new PathSandbox(roots, [envFile, ...(settings.approvalRulesFile === '' ? [] : [settings.approvalRulesFile])], hiddenPathsFor(settings, startDir));
+}
+
+/**
+ * The allowed path that holds the home directory `home` whole, if any: its start-up files
+ * (`.bashrc`, `.profile`, `.ssh/`, `.gitconfig`) run programs as the service's user outside the
+ * sandbox, and `bash` could rewrite them like any file of the allowed paths.
+ */
+export function allowedPathHoldingHome(allowedPaths: readonly string[], home: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(home);
+  } catch {
+    return undefined;
+  }
+  return allowedPaths.find((path) => isWithin(path, real));
 }

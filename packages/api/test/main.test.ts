@@ -65,6 +65,20 @@ describe('service start-up', () => {
     await expect.poll(() => running!.output()).toMatch(/local mode trusts every process on this machine.*on a shared machine set API_KEYS/i);
   });
 
+  it("warns at start-up when ALLOWED_PATHS holds the service user's home (its start-up files run outside the sandbox)", async () => {
+    const home = workdir();
+    running = await startService({ HOME: home }, home);
+    await expect.poll(() => running!.output()).toMatch(/ALLOWED_PATHS holds the service user's home directory: bash can rewrite its start-up files/);
+  });
+
+  it('does not warn about the home directory when the service starts in a project below it', async () => {
+    const home = workdir();
+    mkdirSync(join(home, 'project'));
+    running = await startService({ HOME: home }, join(home, 'project'));
+    await expect.poll(() => running!.output()).toMatch(/local mode trusts every process/i);
+    expect(running.output()).not.toMatch(/holds the service user's home directory/);
+  });
+
   it("gives bash a network of its own, or warns at start-up that it shares the host's, loopback included", async () => {
     running = await startService({ SANDBOX_NETWORK: 'true' }, workdir());
     const health = (await (await fetch(`${running.url}/health`)).json()) as { checks: Record<string, string> };

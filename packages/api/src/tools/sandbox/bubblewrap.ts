@@ -37,6 +37,8 @@ export interface SandboxSpec {
   readOnlyPathBytes?: readonly string[];
   /** Where the spawner puts a pipe carrying argumentBytes (ARGS_FD); without it those binds are left out. */
   argumentsFd?: number;
+  /** Where the spawner puts a pipe carrying a seccomp program (SECCOMP_FD, setuid-filter.ts) that bubblewrap loads. */
+  seccompFd?: number;
   /** Hidden even inside an allowed path: DATA_DIR, the database, the service's `.env`. */
   hiddenPaths: readonly string[];
   /** Shown read-only: toolchains found on PATH outside the system directories, SANDBOX_READ_PATHS (see toolchainPaths). */
@@ -57,6 +59,8 @@ export interface SandboxSpec {
 
 /** bubblewrap reads the binds no text can name from a pipe the spawner puts here (`--args`), after STATUS_FD and BLOCK_FD. */
 export const ARGS_FD = 5;
+/** bubblewrap reads the seccomp program of a writable sandbox from a pipe the spawner puts here (`--seccomp`). */
+export const SECCOMP_FD = 6;
 
 /** The real path of a byte-string path, as a byte string; none when it cannot be resolved. */
 const realPathBytes = (path: string): string[] => {
@@ -146,6 +150,28 @@ function mountArguments(mount: Mount): string[] {
   }
 }
 
+/**
+ * A fresh /proc and a minimal /dev, narrowed where bubblewrap leaves them open to the host.
+ *
+ * `/proc/sys` read-only: a service running as root maps its uid 0 to the sandbox's, and the kernel
+ * lets the host's uid 0 write its global settings without any capability (the mode bits alone).
+ * bubblewrap covers `/proc/sys` only when the directory itself is writable, which it never is, so
+ * `kernel.core_pattern` (a `|program` run as the host's root at the next crash) was the command's to
+ * set. The host's `/proc/sys` bound read-only over the new one reads the same (network settings
+ * follow the reader's namespace) and, once covered, the mount is locked for nested namespaces.
+ *
+ * `/dev` read-only and `/dev/shm` its own tmpfs of the /tmp size: bubblewrap's /dev is a writable
+ * tmpfs with the kernel's default size, half the host's memory, which a command could fill.
+ */
+function kernelSurfaceArguments(spec: SandboxSpec): string[] {
+  return [
+    '--ro-bind', '/proc/sys', '/proc/sys',
+    '--dev', '/dev',
+    '--size', String(spec.tmpBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
+  ];
+}
+
 /** The host's network, or a namespace of its own that the caller uplinks before the command runs. */
 function networkArguments(spec: SandboxSpec): string[] {
   if (!spec.network) return [];
@@ -173,10 +199,11 @@ export function bwrapArguments(spec: SandboxSpec, command: readonly string[]): s
     // After the allowed paths' binds, which they must cover; bubblewrap reads them here, in order.
     ...(spec.argumentsFd === undefined ? [] : ['--args', String(spec.argumentsFd)]),
     '--proc', '/proc',
-    '--dev', '/dev',
+    ...kernelSurfaceArguments(spec),
     '--unshare-all',
     ...networkArguments(spec),
     ...statusArguments(spec),
+    ...(spec.seccompFd === undefined ? [] : ['--seccomp', String(spec.seccompFd)]),
     '--cap-drop', 'ALL',
     '--die-with-parent',
     '--setenv', 'HOME', SANDBOX_HOME,

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { ARGS_FD, argumentBytes, bwrapArguments, type SandboxSpec } from './bubblewrap.js';
+import { setuidFilter } from './setuid-filter.js';
+import { ARGS_FD, argumentBytes, bwrapArguments, SECCOMP_FD, type SandboxSpec } from './bubblewrap.js';
 import { safeSearchPath } from './exec/environment.js';
 import { locateProgram } from './exec/program-path.js';
 import { stageEtc } from './system-view.js';
@@ -52,6 +53,11 @@ export interface Launch {
    * spawner writes them to a pipe at ARGS_FD, which bubblewrap reads (`--args`) before anything runs.
    */
   argumentBytes?: Buffer;
+  /**
+   * The seccomp program of a writable sandbox (setuid-filter.ts): the spawner writes it to a pipe at
+   * SECCOMP_FD, which bubblewrap loads before the command runs.
+   */
+  seccomp?: Buffer;
 }
 
 /**
@@ -83,6 +89,9 @@ export class SandboxLauncher {
     const own = this.spec.network && slirpPath !== undefined && resolvConf !== undefined;
     const status = own || options.status === true;
     const bytes = options.argumentBytes === true ? argumentBytes(this.spec) : Buffer.alloc(0);
+    // Only where the spawner feeds descriptors (bash, MCP servers): the writable sandboxes that run
+    // what the agent or a server chose. No setuid file may be left in the allowed paths.
+    const seccomp = options.argumentBytes === true && this.spec.writable ? setuidFilter() : undefined;
     const spec = {
       ...this.spec,
       etc,
@@ -91,6 +100,7 @@ export class SandboxLauncher {
       status,
       ...(own ? { userNetwork: { resolvConf } } : {}),
       ...(bytes.length > 0 ? { argumentsFd: ARGS_FD } : {}),
+      ...(seccomp === undefined ? {} : { seccompFd: SECCOMP_FD }),
     };
     const sandboxed = [this.availability.bwrapPath, ...bwrapArguments(spec, inner)];
     const { shellPath } = this.availability;
@@ -101,6 +111,7 @@ export class SandboxLauncher {
       ...(status ? { status } : {}),
       ...(own ? { userNetwork: slirpPath } : {}),
       ...(bytes.length > 0 ? { argumentBytes: bytes } : {}),
+      ...(seccomp === undefined ? {} : { seccomp }),
     };
   }
 

@@ -26,6 +26,8 @@ export type Launcher = (invocation: Invocation & { executable: string }) => {
   userNetwork?: string;
   /** bubblewrap's `--args` bytes, fed on a pipe at ARGS_FD (sandbox-stdio.ts). */
   argumentBytes?: Buffer;
+  /** bubblewrap's `--seccomp` program, fed on a pipe at SECCOMP_FD (sandbox-stdio.ts). */
+  seccomp?: Buffer;
 };
 
 export const directLauncher: Launcher = (invocation) => ({

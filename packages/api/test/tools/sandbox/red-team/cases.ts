@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ToolSettings } from '../../../../src/tools/tool.js';
 import { plantBlankGitmodules, plantPaddedNestedRepository, plantV4IndexScript, V4_INDEX_COMMAND } from './parser-attacks.js';
-import { HOST_CANARIES, MARKER, ROOT_CANARY, SECRETS, serviceOnlyEnvironment, type Arena, type ToolName } from './support.js';
+import { HOST_CANARIES, LIBC, MARKER, python, ROOT_CANARY, SECRETS, serviceOnlyEnvironment, type Arena, type ToolName } from './support.js';
 
 /*
  * The red-team corpus, written from the threat model: the repository is the attacker's (files, git
@@ -93,7 +93,7 @@ function userRunsGit(arena: Arena): void {
 const nulList = (path: string): string => `awk 'BEGIN{printf "${path}%c", 0}'`;
 
 /** A listener in the service's own process (as its HTTP port would be): a connection writes a host canary. */
-function hostListener(address: { port: number; host: string } | { path: string }): () => void {
+export function hostListener(address: { port: number; host: string } | { path: string }): () => void {
   const server = createServer((socket) => {
     writeFileSync(HOST_CANARIES[0] as string, 'a sandboxed process reached a listener of the host\n');
     socket.destroy();
@@ -197,12 +197,6 @@ const remember = (arena: Arena, target: string): void => void nestedBefore.set(`
 const pyHook = (arena: Arena): string => `'#!/bin/sh\\\\nexec ${join(arena.root, 'tools/payload.sh')}\\\\n'`;
 const pyFsmonitor = (arena: Arena): string => `'[core]\\\\n\\\\tfsmonitor = ${join(arena.root, 'tools/payload.sh')}\\\\n'`;
 export const LOOPBACK_PORT = 20000 + (process.pid % 20000);
-
-/** Python run by `bash` (one `-c` program; the policy refuses `$` and backslash-newline, not newlines). */
-const python = (code: string): Record<string, unknown> => ({ command: `python3 -c "${code}"` });
-
-/** ctypes prelude: libc with errno, for the system calls no Python module offers. */
-const LIBC = 'import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n';
 
 export const RED_TEAM_CASES: RedTeamCase[] = [
   // NUL-separated file lists: names a text check never sees.

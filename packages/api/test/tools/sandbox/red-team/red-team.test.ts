@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../../../src/tools/tool.js';
 import type { Project } from '../support/project.js';
 import { RED_TEAM_CASES } from './cases.js';
+import { HOST_KERNEL_CASES } from './host-kernel.js';
 import {
   callTool,
   createArena,
@@ -77,7 +78,7 @@ describe('red-team corpus: hostile repository content and a prompt-injected agen
     }
   });
 
-  it.each(RED_TEAM_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+  it.each([...RED_TEAM_CASES, ...HOST_KERNEL_CASES].map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const arena = createArena(template);
     let undo: (() => void) | void = undefined;
     try {

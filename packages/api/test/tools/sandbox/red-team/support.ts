@@ -22,6 +22,12 @@ export const HOST_CANARIES = [`/tmp/${MARKER}-pwned`, `/var/tmp/${MARKER}-pwned`
 /** Planted where only the service user can read: the sandbox must not show it. */
 export const ROOT_CANARY = join('/root', `.${MARKER}-secret`);
 
+/** Python run by `bash` (one `-c` program; the policy refuses `$` and backslash-newline, not newlines). */
+export const python = (code: string): Record<string, unknown> => ({ command: `python3 -c "${code}"` });
+
+/** ctypes prelude: libc with errno, for the system calls no Python module offers. */
+export const LIBC = 'import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n';
+
 export const SECRETS = {
   outside: 'top secret',
   database: 'database secret text',
