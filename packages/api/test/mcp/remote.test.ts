@@ -44,7 +44,7 @@ async function startStreamingServer(servers: Server[]): Promise<string> {
       return { content: [{ type: 'text', text: 'all said' }] };
     });
     mcp.registerTool('huge', { description: 'one answer of 5 MiB', annotations: { readOnlyHint: true } }, () => ({ content: [{ type: 'text', text: KIB_64.repeat(80) }] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({}) // no session id generator: stateless;
     response.on('close', () => void transport.close());
     void mcp.connect(transport).then(() => transport.handleRequest(request, response));
   });
