@@ -38,6 +38,7 @@ describe('probing another user\'s workspace through paths that climb back', () =
     mkdirSync(join(ws, 'alice', 'acquisition-plans'));
     writeFileSync(join(ws, 'alice', 'layoffs.txt'), 'alice only');
     writeFileSync(join(ws, 'bob', 'own.txt'), BOB_OWN);
+    mkdirSync(join(ws, 'bob', 'bdir'));
   });
   afterAll(async () => {
     await t?.close();
@@ -82,6 +83,24 @@ describe('probing another user\'s workspace through paths that climb back', () =
     expect(run.status).toBe('succeeded');
     const results = paths.map((path, index) => (toolResultBefore(model, start + index + 1) ?? '').replaceAll(path, '<path>'));
     for (let index = 0; index < paths.length; index += 2) expect(results[index], paths[index]).toBe(results[index + 1]);
+    for (const result of results) expect(result).not.toContain(BOB_OWN);
+  });
+
+  it('gives his bash the same answer for a glob that climbs into her workspace as for one into nothing', async () => {
+    // The command policy expands globs itself (the sandbox would not show her files anyway): a
+    // match, or the word left as it is, must not depend on what lies in her workspace.
+    const words = [
+      ['b*/../../alice/layoffs.txt', 'b*/../../alice/no-such-file.txt'],
+      ['b*/../../alice/acquisition-plans/../../bob/own.txt', 'b*/../../alice/no-such-plans/../../bob/own.txt'],
+      ['b*/../../alice', 'b*/../../nobody-such'],
+    ];
+    const commands = words.flat().map((word) => `ls -d ${word}; cat ${word}`);
+    model.push(...commands.map((command) => scripted.toolCalls({ name: 'bash', arguments: { command } })), scripted.text('done'));
+    const start = model.requests.length;
+    const { run } = await runToEnd(api.address, { agent_type: 'task', mode: 'auto_accept', working_dir: join(ws, 'bob') }, { 'x-api-key': bob });
+    expect(run.status).toBe('succeeded');
+    const results = words.flat().map((word, index) => (toolResultBefore(model, start + index + 1) ?? '').replaceAll(word, '<word>'));
+    for (let index = 0; index < results.length; index += 2) expect(results[index], words.flat()[index]).toBe(results[index + 1]);
     for (const result of results) expect(result).not.toContain(BOB_OWN);
   });
 });

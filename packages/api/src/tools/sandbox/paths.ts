@@ -191,6 +191,15 @@ export class PathSandbox {
    */
   private readonly visible = (path: string): boolean => this.roots.some((root) => isWithin(root, path) || isWithin(path, root));
 
+  /**
+   * The real path of the absolute `path`, walked as resolve() walks it but allowed to end on the
+   * way to a root (a glob's `..` climbs there before it comes back down): PathOutsideError as soon
+   * as it would look anywhere else.
+   */
+  walk(path: string): string {
+    return resolveReal(path, this.visible);
+  }
+
   /** Inside a root and not hidden. */
   contains(realPath: string): boolean {
     return this.roots.some((root) => isWithin(root, realPath)) && !this.isHidden(realPath);
