@@ -1,6 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { RunRecord } from '../db/run-repository.js';
 import type { RunService } from '../runs/run-service.js';
+import { UnauthorizedError } from '../errors.js';
+import { watchCredential } from './credential-watch.js';
 import { streamRunEvents } from './run-event-stream.js';
 
 export const RUN_ID_HEADER = 'x-run-id';
@@ -16,7 +18,10 @@ function identifyRun(reply: FastifyReply, runId: string): void {
 
 /**
  * The legacy blocking routes: the run is stored like any other, but this request waits for its end,
- * and a client that goes away cancels it, as before runs were stored.
+ * and a client that goes away cancels it, as before runs were stored. So does a credential that
+ * stops being valid meanwhile (a revoked key, a disabled user, a signed-out console session): the
+ * answer, which carries what the run found, is then a 401 as the next request would get, not the
+ * run's text.
  */
 export async function awaitRun(runs: RunService, reply: FastifyReply, run: RunRecord): Promise<RunRecord> {
   identifyRun(reply, run.id);
@@ -24,9 +29,17 @@ export async function awaitRun(runs: RunService, reply: FastifyReply, run: RunRe
     if (!reply.raw.writableFinished) runs.abandon(run.id);
   };
   reply.raw.once('close', onClose);
+  let stopWatching = (): void => undefined;
+  const revoked = new Promise<never>((_resolve, reject) => {
+    stopWatching = watchCredential(reply.request, () => {
+      runs.abandon(run.id);
+      reject(new UnauthorizedError('Invalid API key'));
+    });
+  });
   try {
-    return await runs.finished(run.id);
+    return await Promise.race([runs.finished(run.id), revoked]);
   } finally {
+    stopWatching();
     reply.raw.off('close', onClose);
   }
 }

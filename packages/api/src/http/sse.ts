@@ -1,12 +1,7 @@
 import type { FastifyReply } from 'fastify';
+import { watchCredential } from './credential-watch.js';
 
 export const PING_INTERVAL_MS = 15_000;
-
-/**
- * How often a stream asks whether its request's credential still holds: with the key cache's
- * 500 ms, a revoked key or an ended session stops a stream within the spec's second.
- */
-export const CREDENTIAL_CHECK_MS = 500;
 
 /** A stream whose client leaves this much unread is closed rather than buffered further. */
 export const MAX_UNSENT_BYTES = 1_048_576;
@@ -21,7 +16,7 @@ export const MAX_UNSENT_BYTES = 1_048_576;
 export class SseStream {
   private readonly controller = new AbortController();
   private readonly ping: NodeJS.Timeout;
-  private readonly credential: NodeJS.Timeout | undefined;
+  private readonly stopWatching: () => void;
   private ended = false;
   /** The last text sent ended inside a frame (sendRaw `open`). */
   private open = false;
@@ -52,7 +47,13 @@ export class SseStream {
     // Never inside a frame sent in pieces.
     this.ping = setInterval(() => this.open || this.write(': ping\n\n'), pingIntervalMs);
     this.ping.unref();
-    this.credential = this.watchCredential();
+    // A key revoked, a user disabled or a console session signed out meanwhile ends the stream, as
+    // it would refuse the next request.
+    this.stopWatching = watchCredential(reply.request, () => {
+      if (this.ended) return;
+      this.controller.abort(new Error('credential no longer valid'));
+      this.end();
+    });
   }
 
   get signal(): AbortSignal {
@@ -101,30 +102,7 @@ export class SseStream {
     this.sendingHeaders();
     this.ended = true;
     clearInterval(this.ping);
-    clearInterval(this.credential);
-  }
-
-  /**
-   * A stream outlives the check its request passed: a key revoked, a user disabled or a console
-   * session signed out meanwhile ends it, as it would refuse the next request.
-   */
-  private watchCredential(): NodeJS.Timeout | undefined {
-    const stillAuthorized = this.reply.request.stillAuthorized;
-    if (typeof stillAuthorized !== 'function') return undefined;
-    let checking = false;
-    const timer = setInterval(() => {
-      if (checking || this.ended) return;
-      checking = true;
-      void stillAuthorized()
-        .then((valid) => {
-          if (valid || this.ended) return;
-          this.controller.abort(new Error('credential no longer valid'));
-          this.end();
-        })
-        .finally(() => (checking = false));
-    }, CREDENTIAL_CHECK_MS);
-    timer.unref();
-    return timer;
+    this.stopWatching();
   }
 
   private write(text: string): void {

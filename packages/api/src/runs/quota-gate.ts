@@ -55,10 +55,13 @@ export class QuotaReachedAtStart extends Error {
   }
 }
 
-/** A queued run whose user was disabled while it waited: it ends `cancelled`, as their running ones did. */
+/**
+ * A run whose user was disabled before it started (while it waited, or as it was stored): it ends
+ * `cancelled`, as their running ones did.
+ */
 export class UserDisabledAtStart extends Error {
   constructor() {
-    super('The run\'s user was disabled while it was queued');
+    super('The run\'s user was disabled before it started');
     this.name = 'UserDisabledAtStart';
   }
 }
@@ -106,10 +109,25 @@ export class QuotaGate {
    * may have waited while its user was disabled (UserDisabledAtStart), an admin lowered a quota,
    * or the user's runs that ended meanwhile used the day's tokens up (QuotaReachedAtStart). Resolves
    * with the quotas the run starts under: its token quota is checked with them after each model call.
+   *
+   * A run stored `running` is checked once, after it was stored, for its user being disabled: the
+   * request that made it was let in by a key lookup up to a key cache's lifetime old (on another
+   * replica, from before the disable), and disabling cancels only the runs stored by then. One of
+   * the two sees it.
    */
   async place(run: RunRecord, admission: Admission, quota: RunQuotas, signal: AbortSignal): Promise<{ slot: RunSlot; quotas: RunQuotas }> {
     let slot = await admission.slot;
-    if (run.status === 'running') return { slot, quotas: quota };
+    if (run.status === 'running') {
+      const disabled = await this.isDisabled(run.userId).catch((error: unknown) => {
+        slot.release();
+        throw error;
+      });
+      if (disabled) {
+        slot.release();
+        throw new UserDisabledAtStart();
+      }
+      return { slot, quotas: quota };
+    }
     let quotas = quota;
     for (;;) {
       // Listening before the claim: an end between a refused claim and the wait is not missed.
@@ -140,7 +158,7 @@ export class QuotaGate {
    * that follows: a run ending between the two adds tokens the first model call's check then sees.
    */
   private async stillAllowed(run: RunRecord): Promise<RunQuotas> {
-    if (await this.options.isDisabled?.(run.userId)) throw new UserDisabledAtStart();
+    if (await this.isDisabled(run.userId)) throw new UserDisabledAtStart();
     const quotas = await this.options.quotasOf(run.userId);
     if (quotas.maxRunsPerDay === 0 && quotas.maxTokensPerDay === 0) return quotas;
     const today = startOfUtcDay(this.options.now());
@@ -151,6 +169,10 @@ export class QuotaGate {
     }
     if (quotas.maxTokensPerDay > 0 && used.tokens >= quotas.maxTokensPerDay) throw new QuotaReachedAtStart(tokenQuotaText(used.tokens, quotas.maxTokensPerDay));
     return quotas;
+  }
+
+  private async isDisabled(userId: string): Promise<boolean> {
+    return (await this.options.isDisabled?.(userId)) ?? false;
   }
 
   /**

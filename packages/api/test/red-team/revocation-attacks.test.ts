@@ -85,6 +85,50 @@ describe('revoked credentials and open event streams', () => {
     const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
     await streamPastRevocation(key, { cookie }, () => fetch(`${api.address}/session`, { method: 'DELETE', headers: { cookie, origin: api.address } }));
   });
+
+  /**
+   * A blocking request (`POST /agents/run`, `POST /conversations/{id}/messages`) holds its run's
+   * answer until the run ends: the credential it came with is revoked mid-run, then the run writes
+   * SECRET, which must not reach bob in the answer.
+   */
+  async function blockingPastRevocation(path: string, body: unknown, headers: Record<string, string>, revoke: () => Promise<Response>): Promise<void> {
+    const hold = deferred();
+    const asked = model.requests.length;
+    model.push(scripted.chunks('busy ', scripted.until(hold.promise), SECRET));
+    try {
+      const answer = fetch(`${api.address}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      await until(() => model.requests.length > asked);
+      expect((await revoke()).status).toBe(204);
+      await settle(2_500);
+      hold.resolve();
+      const response = await answer;
+      const text = await response.text();
+      expect(text).not.toContain(SECRET);
+      expect({ status: response.status, text }).toEqual({ status: 401, text: JSON.stringify({ detail: 'Invalid API key' }) });
+      // The run stopped with the answer, as when its client goes away: nobody is left to hear it.
+      expect((await t.runs.finished(response.headers.get('x-run-id')!)).status).toBe('cancelled');
+    } finally {
+      hold.resolve();
+    }
+  }
+
+  it('answers a blocking agent run 401, without its text, once the key it came with is revoked', async () => {
+    const key = await api.user('bob', {});
+    const keys = (await (await api.call(key, 'GET', '/me/keys')).json()) as { keys: { id: string }[] };
+    await blockingPastRevocation('/agents/run', { agent_type: 'plan', prompt: 'go' }, { 'x-api-key': key }, () =>
+      fetch(`${api.address}/users/bob/keys/${keys.keys[0]!.id}`, { method: 'DELETE', headers: { 'x-api-key': ROOT } }),
+    );
+  });
+
+  it('answers a blocking conversation turn 401, without its text, once the console session it came with is signed out', async () => {
+    const key = await api.user('bob', {});
+    const conversation = (await (await api.call(key, 'POST', '/conversations/', { agent_type: 'plan' })).json()) as { id: string };
+    const signIn = await fetch(`${api.address}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+    const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
+    await blockingPastRevocation(`/conversations/${conversation.id}/messages`, { content: 'go' }, { cookie, origin: api.address }, () =>
+      fetch(`${api.address}/session`, { method: 'DELETE', headers: { cookie, origin: api.address } }),
+    );
+  });
 });
 
 async function until(check: () => boolean): Promise<void> {

@@ -49,7 +49,8 @@ export const agentRunRoutes: FastifyPluginAsyncZod<AgentRunRoutesOptions> = asyn
         summary: 'Run an agent to completion (blocking)',
         description: [
           'Failures during the run answer 200 with `success: false`, an empty `response` and `error`.',
-          'The run is stored like those of POST /runs; its id is in the `X-Run-Id` header. Closing the connection cancels it.',
+          'The run is stored like those of POST /runs; its id is in the `X-Run-Id` header. Closing the connection cancels it;',
+          'so does the key (or console session) being revoked meanwhile, which answers 401 `Invalid API key`.',
         ].join(' '),
         body: AgentRunRequest,
         response: { 200: AgentRunResponse, 400: ErrorResponse, 413: ErrorResponse, 422: ValidationErrorResponse, 429: ErrorResponse, 503: ErrorResponse },

@@ -11,7 +11,7 @@ import type { RunService } from '../../runs/run-service.js';
 import type { AddressFilter } from '../../util/address-hiding.js';
 import type { MessageLimits } from '../message-limit.js';
 import { McpSessions, type McpSession } from '../mcp/sessions.js';
-import { CREDENTIAL_CHECK_MS } from '../sse.js';
+import { watchCredential } from '../credential-watch.js';
 
 export interface McpRoutesOptions {
   engine: AgentEngine;
@@ -90,14 +90,9 @@ const isInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.som
 function watchRequest(request: FastifyRequest, reply: FastifyReply, session: McpSession): void {
   session.open += 1;
   const ids = requestIds(request.body);
-  const credential = setInterval(() => {
-    void request.stillAuthorized().then((valid) => {
-      if (!valid) reply.raw.destroy();
-    });
-  }, CREDENTIAL_CHECK_MS);
-  credential.unref();
+  const stopWatching = watchCredential(request, () => reply.raw.destroy());
   reply.raw.once('close', () => {
-    clearInterval(credential);
+    stopWatching();
     session.open -= 1;
     if (reply.raw.writableFinished) return;
     for (const id of ids) session.inflight.get(id)?.();

@@ -40,8 +40,12 @@ const identityOf = (path: string): Identity | undefined => {
  * (`link/../x` with `link -> /etc/ssl` is `/etc/x`), never from the link's name. A path that does
  * not exist yet resolves its existing part and appends the rest, so a symlinked parent cannot
  * smuggle a new file out of the sandbox. Anything that cannot be judged fails closed.
+ *
+ * `mayLook` says which paths the walk may look at: one it may not ends the walk with
+ * PathOutsideError before anything is asked of the file system, so whether something exists there
+ * (`x/..` climbs back only when x exists) never shows in the answer.
  */
-export function resolveReal(path: string): string {
+export function resolveReal(path: string, mayLook: (path: string) => boolean = () => true): string {
   const parts = (isAbsolute(path) ? path : `${process.cwd()}/${path}`).split('/').filter((part) => part !== '' && part !== '.');
   let current = '/';
   for (const [index, part] of parts.entries()) {
@@ -50,6 +54,7 @@ export function resolveReal(path: string): string {
       continue;
     }
     const next = join(current, part);
+    if (!mayLook(next)) throw new PathOutsideError(path);
     let isLink: boolean;
     try {
       isLink = lstatSync(next).isSymbolicLink();
@@ -66,6 +71,8 @@ export function resolveReal(path: string): string {
     } catch {
       throw new PathOutsideError(path);
     }
+    // Where a link leads is as much a secret as what lies there: `link/..` climbs from it.
+    if (isLink && !mayLook(current)) throw new PathOutsideError(path);
   }
   return current;
 }
@@ -176,6 +183,23 @@ export class PathSandbox {
     return this.protectedFiles.includes(realPath);
   }
 
+  /**
+   * What resolve() may look at on its way: what lies inside a root, and a root's ancestors (the
+   * way to it). Anything else may be someone else's (another user's workspace): a path that only
+   * passes through it and climbs back (`/w/alice/notes/../../bob`) would otherwise resolve when it
+   * exists there and be refused when not, telling what she has.
+   */
+  private readonly visible = (path: string): boolean => this.roots.some((root) => isWithin(root, path) || isWithin(path, root));
+
+  /**
+   * The real path of the absolute `path`, walked as resolve() walks it but allowed to end on the
+   * way to a root (a glob's `..` climbs there before it comes back down): PathOutsideError as soon
+   * as it would look anywhere else.
+   */
+  walk(path: string): string {
+    return resolveReal(path, this.visible);
+  }
+
   /** Inside a root and not hidden. */
   contains(realPath: string): boolean {
     return this.roots.some((root) => isWithin(root, realPath)) && !this.isHidden(realPath);
@@ -186,8 +210,15 @@ export class PathSandbox {
    * `base` must itself be a real path inside the sandbox.
    */
   resolve(path: string, base: string): string {
-    // Joined as text, not path.resolve(): that would apply `..` before the links are followed.
-    const real = resolveReal(isAbsolute(path) ? path : `${base}/${path}`);
+    let real: string;
+    try {
+      // Joined as text, not path.resolve(): that would apply `..` before the links are followed.
+      real = resolveReal(isAbsolute(path) ? path : `${base}/${path}`, this.visible);
+    } catch (error) {
+      // Named as the caller gave it, whichever step refused it.
+      if (error instanceof PathOutsideError) throw new PathOutsideError(path);
+      throw error;
+    }
     if (!this.roots.some((root) => isWithin(root, real))) throw new PathOutsideError(path);
     if (this.isHidden(real)) throw new PathHiddenError(path);
     return real;

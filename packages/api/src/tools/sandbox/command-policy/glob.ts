@@ -2,7 +2,6 @@ import { lstatSync, opendirSync, statSync, type Dir, type Dirent } from 'node:fs
 import { isAbsolute, join } from 'node:path';
 import { compileGlobElements, literalElement, MAX_GLOB_WILDCARDS, type GlobElement, type GlobMatcher } from '../../../util/glob-automaton.js';
 import { PathOutsideError, type PathSandbox } from '../paths.js';
-import { resolvePhysically } from './path-access.js';
 import { refuse } from './refusal.js';
 import type { GlobToken, ShellWord } from './plan.js';
 
@@ -99,14 +98,22 @@ function readNames(directory: string, budget: Budget, word: ShellWord): string[]
   return names;
 }
 
-/** Lists a directory only when it lies inside the sandbox: a glob must not reveal names outside. */
-function listInside(directory: string, sandbox: PathSandbox, word: ShellWord, budget: Budget): string[] {
-  let real: string;
+/**
+ * Walks to `path` physically (`link/..` goes where the kernel would take it), looking only inside
+ * the sandbox and along the way to it: a glob must not reveal names outside, nor whether a literal
+ * part of it exists there (a match of `x/../../alice/notes` or none would tell what another user has).
+ */
+function walkInside(path: string, sandbox: PathSandbox, word: ShellWord): string {
   try {
-    real = resolvePhysically(directory, '/');
+    return sandbox.walk(path);
   } catch {
     throw new PathOutsideError(word.source);
   }
+}
+
+/** Lists a directory only when it lies inside the sandbox: a glob must not reveal names outside. */
+function listInside(directory: string, sandbox: PathSandbox, word: ShellWord, budget: Budget): string[] {
+  const real = walkInside(directory, sandbox, word);
   if (!sandbox.contains(real)) throw new PathOutsideError(word.source);
   return readNames(real, budget, word);
 }
@@ -150,10 +157,9 @@ export function expandGlob(word: ShellWord, cwd: string, sandbox: PathSandbox, m
       return;
     }
     const text = literalText(segment);
-    // Physically, so `link/..` goes where the kernel would take it.
     candidates = candidates.map((c) => ({
       shown: c.shown === '' ? text : c.shown === '/' ? `/${text}` : `${c.shown}/${text}`,
-      absolute: text === '' ? c.absolute : resolvePhysically(text, c.absolute),
+      absolute: text === '' ? c.absolute : walkInside(`${c.absolute}/${text}`, sandbox, word),
     }));
   });
   const matches = candidates.filter(exists).map((c) => c.shown);

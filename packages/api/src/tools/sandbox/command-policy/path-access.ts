@@ -1,5 +1,5 @@
 import { readdirSync, readlinkSync, type Dirent } from 'node:fs';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { resolveReal, type PathSandbox } from '../paths.js';
 import { isProtectedGitPath } from '../protected-paths.js';
 import { refuse } from './refusal.js';
@@ -26,14 +26,6 @@ export interface PathUse {
 const STANDARD_STREAMS = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr']);
 
 export const isStandardStream = (path: string): boolean => STANDARD_STREAMS.has(path);
-
-/**
- * Resolves a path the way the kernel walks it (PathSandbox's resolveReal: each symbolic link
- * followed before a later `..` is applied); relative paths start at `base`.
- */
-export function resolvePhysically(path: string, base: string): string {
-  return resolveReal(isAbsolute(path) ? path : `${base}/${path}`);
-}
 
 /** The real path of a path inside the sandbox (PathSandbox resolves component by component). */
 export function resolveInside(path: string, base: string, sandbox: PathSandbox): string {
