@@ -67,6 +67,22 @@ describe.each(DIALECTS)('workspaces under WORKSPACES_DIR on %s', (dialect) => {
     expect(readdirSync(join(root, 'carol'))).toEqual(['notes.txt']);
   });
 
+  it("takes a relative working_dir, the default '.' among them, from the user's own workspace", async () => {
+    mkdirSync(join(root, 'bob', 'app'), { recursive: true });
+    const byDefault = await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'look around' });
+    expect(byDefault.status, JSON.stringify(byDefault.body)).toBe(202);
+    expect(byDefault.body.working_dir).toBe(join(root, 'bob'));
+    const relative = await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'look around', working_dir: 'app' });
+    expect(relative.body.working_dir).toBe(join(root, 'bob', 'app'));
+    const conversation = await as(BOB_KEY, 'POST', '/conversations/', { agent_type: 'explore' });
+    expect(conversation.status, JSON.stringify(conversation.body)).toBe(201);
+    // Out of it, relative or not, is refused as before.
+    expect(await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'x', working_dir: '../root' })).toMatchObject({
+      status: 400,
+      body: { detail: 'Working directory not allowed: ../root' },
+    });
+  });
+
   it("refuses paths that contain or lie inside another user's directory there, links resolved", async () => {
     await as(BOB_KEY, 'GET', '/me');
     mkdirSync(join(root, 'bob', 'project'), { recursive: true });
