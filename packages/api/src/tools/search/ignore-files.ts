@@ -116,12 +116,29 @@ const exists = (path: string): Promise<boolean> =>
 /** `dir/name`, also for the root directory. */
 export const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 
-export async function loadDirectoryRules(dir: string, budget: RuleBudget): Promise<DirectoryRules> {
+/** The entries of a directory that loadDirectoryRules looks at. */
+const RULE_ENTRY_NAMES: ReadonlySet<string> = new Set(['.rgignore', '.ignore', '.gitignore', '.git']);
+
+/** Which of the entries loadDirectoryRules looks at are among `names` (a directory's listing). */
+export function ruleEntriesAmong(names: Iterable<{ name: string }>): Set<string> {
+  const found = new Set<string>();
+  for (const { name } of names) if (RULE_ENTRY_NAMES.has(name)) found.add(name);
+  return found;
+}
+
+/**
+ * The ignore files of `dir`. `listed`, when the caller has read the directory: which of those
+ * entries it holds (ruleEntriesAmong); the others are not looked for. Most directories hold none,
+ * and a search that looked for all four in each spent a failed open and its exception on each.
+ */
+export async function loadDirectoryRules(dir: string, budget: RuleBudget, listed?: ReadonlySet<string>): Promise<DirectoryRules> {
+  const has = (name: string): boolean => listed === undefined || listed.has(name);
+  const rules = (name: string): Promise<IgnoreRuleSet> => (has(name) ? readRules(childPath(dir, name), budget) : Promise.resolve(new IgnoreRuleSet()));
   const [rgignore, ignore, gitignore, hasGit] = await Promise.all([
-    readRules(childPath(dir, '.rgignore'), budget),
-    readRules(childPath(dir, '.ignore'), budget),
-    readRules(childPath(dir, '.gitignore'), budget),
-    exists(childPath(dir, '.git')),
+    rules('.rgignore'),
+    rules('.ignore'),
+    rules('.gitignore'),
+    has('.git') ? exists(childPath(dir, '.git')) : false,
   ]);
   return { dir, rgignore, ignore, gitignore, hasGit };
 }
@@ -136,25 +153,33 @@ export async function loadParentRules(root: string, budget: RuleBudget): Promise
   }
 }
 
-const relativeTo = (dir: string, path: string): string => (dir === '/' ? path.slice(1) : path.slice(dir.length + 1));
+/** Where a path below `dir` starts its part relative to `dir`. */
+const relativeStart = (dir: string): number => (dir === '/' ? 1 : dir.length + 1);
+
+/** Whether judging a path against `level` may try globs (literal rules cost one look-up each). */
+export const hasGlobRules = (level: DirectoryRules): boolean => level.rgignore.globCount + level.ignore.globCount + level.gitignore.globCount > 0;
 
 /**
  * ripgrep's verdict for `path`: per kind of ignore file the deepest matching file decides, and the
  * kinds rank `.rgignore` over `.ignore` over `.gitignore`, whatever their depth. `.gitignore` files
- * above the nearest directory holding `.git` do not count.
+ * above the nearest directory holding `.git` do not count. `name`, the path's last component, when
+ * the caller has it (a walk has it from the listing).
  */
-export function isIgnored(path: string, isDir: boolean, chain: RuleChain): boolean {
+export function isIgnored(path: string, isDir: boolean, chain: RuleChain, name?: string): boolean {
   let rgignore: IgnoreVerdict;
   let ignore: IgnoreVerdict;
   let gitignore: IgnoreVerdict;
   let sawGit = false;
   for (const level of chain) {
-    const relative = relativeTo(level.dir, path);
-    rgignore ??= level.rgignore.match(relative, isDir);
-    ignore ??= level.ignore.match(relative, isDir);
-    if (!sawGit) gitignore ??= level.gitignore.match(relative, isDir);
+    const gitignoreCounts = !sawGit && gitignore === undefined && level.gitignore.size > 0;
     sawGit ||= level.hasGit;
+    // Most directories hold no ignore file: their level costs a few comparisons.
+    if (!gitignoreCounts && (rgignore !== undefined || level.rgignore.size === 0) && (ignore !== undefined || level.ignore.size === 0)) continue;
+    const start = relativeStart(level.dir);
+    rgignore ??= level.rgignore.matchBelow(path, start, isDir, name);
+    if (rgignore !== undefined) break; // the highest kind decided: nothing further up can change it
+    ignore ??= level.ignore.matchBelow(path, start, isDir, name);
+    if (gitignoreCounts) gitignore = level.gitignore.matchBelow(path, start, isDir, name);
   }
   return (rgignore ?? ignore ?? gitignore) === 'ignore';
 }
-
