@@ -156,9 +156,6 @@ export async function loadParentRules(root: string, budget: RuleBudget): Promise
 /** Where a path below `dir` starts its part relative to `dir`. */
 const relativeStart = (dir: string): number => (dir === '/' ? 1 : dir.length + 1);
 
-/** Whether judging a path against `level` may try globs (literal rules cost one look-up each). */
-export const hasGlobRules = (level: DirectoryRules): boolean => level.rgignore.globCount + level.ignore.globCount + level.gitignore.globCount > 0;
-
 /**
  * ripgrep's verdict for `path`: per kind of ignore file the deepest matching file decides, and the
  * kinds rank `.rgignore` over `.ignore` over `.gitignore`, whatever their depth. `.gitignore` files

@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DEFAULT_IGNORED_DIRS } from './backend.js';
-import { childPath, hasGlobRules, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, ruleEntriesAmong, type RuleChain } from './ignore-files.js';
+import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, ruleEntriesAmong, type RuleChain } from './ignore-files.js';
 
 const ignoredDirNames = new Set(DEFAULT_IGNORED_DIRS);
 
@@ -12,13 +12,6 @@ const ignoredDirNames = new Set(DEFAULT_IGNORED_DIRS);
  * milliseconds, so the service answers other requests meanwhile.
  */
 const SLICE_MS = 10;
-/**
- * Entries judged between two looks at the clock when no ignore file on the way has a wildcard
- * rule: literal rules cost a look-up each, so these take microseconds, while reading the clock
- * for each entry was a twentieth of the walk. With wildcard rules (a glob each may cost as much
- * as an entry's whole judgement) the clock is read for every entry.
- */
-const ENTRIES_PER_CLOCK_READ = 64;
 
 type EntryKind = 'file' | 'dir' | 'other';
 
@@ -48,15 +41,13 @@ async function visit(dir: string, parents: RuleChain, budget: RuleBudget, onFile
   // The listing says which ignore files there are: none is looked for in vain.
   const chain = [await loadDirectoryRules(dir, budget, ruleEntriesAmong(entries)), ...parents];
   const subdirectories: string[] = [];
-  const clockEvery = chain.some(hasGlobRules) ? 1 : ENTRIES_PER_CLOCK_READ;
   let sliceStart = performance.now();
-  for (let i = 0; i < entries.length; i++) {
-    if (i % clockEvery === 0 && performance.now() - sliceStart > SLICE_MS) {
+  for (const entry of entries) {
+    if (performance.now() - sliceStart > SLICE_MS) {
       await yieldToEventLoop();
       signal.throwIfAborted();
       sliceStart = performance.now();
     }
-    const entry = entries[i] as Dirent;
     const { name } = entry;
     const path = childPath(dir, name);
     const kind = listedKind(entry) ?? (await askedKind(path));
