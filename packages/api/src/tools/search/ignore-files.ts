@@ -171,9 +171,9 @@ export function isIgnored(path: string, isDir: boolean, chain: RuleChain, name?:
     const gitignoreCounts = !sawGit && gitignore === undefined && level.gitignore.size > 0;
     sawGit ||= level.hasGit;
     // Most directories hold no ignore file: their level costs a few comparisons.
-    if (!gitignoreCounts && (rgignore !== undefined || level.rgignore.size === 0) && (ignore !== undefined || level.ignore.size === 0)) continue;
+    if (!gitignoreCounts && level.rgignore.size === 0 && (ignore !== undefined || level.ignore.size === 0)) continue;
     const start = relativeStart(level.dir);
-    rgignore ??= level.rgignore.matchBelow(path, start, isDir, name);
+    rgignore = level.rgignore.matchBelow(path, start, isDir, name);
     if (rgignore !== undefined) break; // the highest kind decided: nothing further up can change it
     ignore ??= level.ignore.matchBelow(path, start, isDir, name);
     if (gitignoreCounts) gitignore = level.gitignore.matchBelow(path, start, isDir, name);
