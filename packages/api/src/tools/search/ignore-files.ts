@@ -119,10 +119,21 @@ export const childPath = (dir: string, name: string): string => (dir === '/' ? `
 /** The entries of a directory that loadDirectoryRules looks at. */
 const RULE_ENTRY_NAMES: ReadonlySet<string> = new Set(['.rgignore', '.ignore', '.gitignore', '.git']);
 
-/** Which of the entries loadDirectoryRules looks at are among `names` (a directory's listing). */
+/** The longest of RULE_ENTRY_NAMES, so that most names are passed over without a lower-case copy. */
+const LONGEST_RULE_ENTRY = 10;
+
+/**
+ * Which of the entries loadDirectoryRules looks at are among `names` (a directory's listing). A
+ * name that differs only in case counts too: on a case-insensitive file system (a casefolded ext4
+ * directory, a FAT or NTFS mount) opening `.gitignore` finds `.GITIGNORE`, as it does for ripgrep.
+ */
 export function ruleEntriesAmong(names: Iterable<{ name: string }>): Set<string> {
   const found = new Set<string>();
-  for (const { name } of names) if (RULE_ENTRY_NAMES.has(name)) found.add(name);
+  for (const { name } of names) {
+    if (name.length > LONGEST_RULE_ENTRY || name.charCodeAt(0) !== 0x2e) continue;
+    const lower = name.toLowerCase();
+    if (RULE_ENTRY_NAMES.has(lower)) found.add(lower);
+  }
   return found;
 }
 

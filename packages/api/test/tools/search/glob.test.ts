@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileGlobElements } from '../../../src/util/glob-automaton.js';
 import { compileGlob, fileNameGlob, parseGlob } from '../../../src/tools/search/glob.js';
-import { RuleBudget } from '../../../src/tools/search/ignore-files.js';
+import { RuleBudget, ruleEntriesAmong } from '../../../src/tools/search/ignore-files.js';
 import { IgnoreRuleSet, matchIgnoreRules, parseIgnoreFile, parseIgnoreLine, readIgnoreLine, type IgnoreLine } from '../../../src/tools/search/ignore-rules.js';
 import { fileFilterGlob, PatternError, rootGlob } from '../../../src/tools/search/patterns.js';
 import { MatchCollector } from '../../../src/tools/search/match-collector.js';
@@ -141,6 +141,13 @@ describe('ignore-file rules without wildcards', () => {
     const rules = parseIgnoreFile('a\n/b/c\n**/d\n*.e\nf[0-9]\n');
     expect(rules.size).toBe(5);
     expect(rules.globCount).toBe(2);
+  });
+});
+
+describe('the ignore files a directory listing names', () => {
+  it('are the ones a walk opens, whatever their case, since a case-insensitive file system opens them so', () => {
+    const listing = ['.gitignore', '.IGNORE', '.Git', '.rgignore.bak', 'gitignore', '.gitignores', 'src', '.env'].map((name) => ({ name }));
+    expect([...ruleEntriesAmong(listing)].sort()).toEqual(['.git', '.gitignore', '.ignore']);
   });
 });
 
