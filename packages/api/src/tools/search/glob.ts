@@ -135,6 +135,40 @@ export function parseGlob(glob: string): GlobElement[] {
  */
 export const MAX_GLOB_LENGTH = 1024;
 
+/** Characters that may make a glob more than literal text (`]`, `}` included even where parseGlob reads them literally). */
+const SYNTAX = /[*?[\]{}\\]/;
+
+/**
+ * Text of a glob that reads as itself: no wildcard, class, brace or escape, and no `/`. Nor a
+ * low surrogate first: the automaton reads a path by code points, and one that ends a pair in the
+ * path is not the lone one the glob names, which `endsWith` would not see.
+ */
+const plainName = (text: string): boolean => !SYNTAX.test(text) && !text.includes('/') && !/^[\uDC00-\uDFFF]/.test(text);
+
+/**
+ * The shapes most globs have, tested without the automaton, as ripgrep's globset does (its
+ * literal, basename-literal and extension strategies): the same answer for every path, with no
+ * DFA step per character. undefined for any other glob.
+ */
+function plainStrategy(glob: string): GlobMatcher | undefined {
+  if (!SYNTAX.test(glob)) return { test: (text) => text === glob };
+  if (glob.startsWith('**/*')) {
+    // `**/*.ts`: the last component ends with `.ts`, and since `.ts` holds no `/`, so does the path.
+    const suffix = glob.slice(4);
+    if (plainName(suffix)) return { test: (text) => text.endsWith(suffix) };
+  } else if (glob.startsWith('**/')) {
+    // `**/name`: the whole path, or its last component, is `name`.
+    const name = glob.slice(3);
+    const slashName = `/${name}`;
+    if (plainName(name)) return { test: (text) => text === name || text.endsWith(slashName) };
+  } else if (glob.startsWith('*')) {
+    // `*.ts`: a path of one component ending with `.ts`.
+    const suffix = glob.slice(1);
+    if (plainName(suffix)) return { test: (text) => text.endsWith(suffix) && !text.includes('/') };
+  }
+  return undefined;
+}
+
 /**
  * A matcher of whole relative paths (`a/b/c.ts`) against `glob`, in time linear in the path's
  * length whatever the pattern. Throws GlobSyntaxError for a glob it cannot read or that is too big.
@@ -143,7 +177,7 @@ export function compileGlob(glob: string): GlobMatcher {
   if (glob.length > MAX_GLOB_LENGTH) throw new GlobSyntaxError(`longer than ${MAX_GLOB_LENGTH} characters`);
   const wildcards = glob.match(/[*?[]/g)?.length ?? 0;
   if (wildcards > MAX_GLOB_WILDCARDS) throw new GlobSyntaxError(`more than ${MAX_GLOB_WILDCARDS} wildcards`);
-  return compileGlobElements(parseGlob(glob));
+  return plainStrategy(glob) ?? compileGlobElements(parseGlob(glob));
 }
 
 /**

@@ -116,12 +116,40 @@ const exists = (path: string): Promise<boolean> =>
 /** `dir/name`, also for the root directory. */
 export const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 
-export async function loadDirectoryRules(dir: string, budget: RuleBudget): Promise<DirectoryRules> {
+/** The entries of a directory that loadDirectoryRules looks at. */
+const RULE_ENTRY_NAMES: ReadonlySet<string> = new Set(['.rgignore', '.ignore', '.gitignore', '.git']);
+
+/** The longest of RULE_ENTRY_NAMES, so that most names are passed over without a lower-case copy. */
+const LONGEST_RULE_ENTRY = 10;
+
+/**
+ * Which of the entries loadDirectoryRules looks at are among `names` (a directory's listing). A
+ * name that differs only in case counts too: on a case-insensitive file system (a casefolded ext4
+ * directory, a FAT or NTFS mount) opening `.gitignore` finds `.GITIGNORE`, as it does for ripgrep.
+ */
+export function ruleEntriesAmong(names: Iterable<{ name: string }>): Set<string> {
+  const found = new Set<string>();
+  for (const { name } of names) {
+    if (name.length > LONGEST_RULE_ENTRY || name.charCodeAt(0) !== 0x2e) continue;
+    const lower = name.toLowerCase();
+    if (RULE_ENTRY_NAMES.has(lower)) found.add(lower);
+  }
+  return found;
+}
+
+/**
+ * The ignore files of `dir`. `listed`, when the caller has read the directory: which of those
+ * entries it holds (ruleEntriesAmong); the others are not looked for. Most directories hold none,
+ * and a search that looked for all four in each spent a failed open and its exception on each.
+ */
+export async function loadDirectoryRules(dir: string, budget: RuleBudget, listed?: ReadonlySet<string>): Promise<DirectoryRules> {
+  const has = (name: string): boolean => listed === undefined || listed.has(name);
+  const rules = (name: string): Promise<IgnoreRuleSet> => (has(name) ? readRules(childPath(dir, name), budget) : Promise.resolve(new IgnoreRuleSet()));
   const [rgignore, ignore, gitignore, hasGit] = await Promise.all([
-    readRules(childPath(dir, '.rgignore'), budget),
-    readRules(childPath(dir, '.ignore'), budget),
-    readRules(childPath(dir, '.gitignore'), budget),
-    exists(childPath(dir, '.git')),
+    rules('.rgignore'),
+    rules('.ignore'),
+    rules('.gitignore'),
+    has('.git') ? exists(childPath(dir, '.git')) : false,
   ]);
   return { dir, rgignore, ignore, gitignore, hasGit };
 }
@@ -136,25 +164,30 @@ export async function loadParentRules(root: string, budget: RuleBudget): Promise
   }
 }
 
-const relativeTo = (dir: string, path: string): string => (dir === '/' ? path.slice(1) : path.slice(dir.length + 1));
+/** Where a path below `dir` starts its part relative to `dir`. */
+const relativeStart = (dir: string): number => (dir === '/' ? 1 : dir.length + 1);
 
 /**
  * ripgrep's verdict for `path`: per kind of ignore file the deepest matching file decides, and the
  * kinds rank `.rgignore` over `.ignore` over `.gitignore`, whatever their depth. `.gitignore` files
- * above the nearest directory holding `.git` do not count.
+ * above the nearest directory holding `.git` do not count. `name`, the path's last component, when
+ * the caller has it (a walk has it from the listing).
  */
-export function isIgnored(path: string, isDir: boolean, chain: RuleChain): boolean {
+export function isIgnored(path: string, isDir: boolean, chain: RuleChain, name?: string): boolean {
   let rgignore: IgnoreVerdict;
   let ignore: IgnoreVerdict;
   let gitignore: IgnoreVerdict;
   let sawGit = false;
   for (const level of chain) {
-    const relative = relativeTo(level.dir, path);
-    rgignore ??= level.rgignore.match(relative, isDir);
-    ignore ??= level.ignore.match(relative, isDir);
-    if (!sawGit) gitignore ??= level.gitignore.match(relative, isDir);
+    const gitignoreCounts = !sawGit && gitignore === undefined && level.gitignore.size > 0;
     sawGit ||= level.hasGit;
+    // Most directories hold no ignore file: their level costs a few comparisons.
+    if (!gitignoreCounts && level.rgignore.size === 0 && (ignore !== undefined || level.ignore.size === 0)) continue;
+    const start = relativeStart(level.dir);
+    rgignore = level.rgignore.matchBelow(path, start, isDir, name);
+    if (rgignore !== undefined) break; // the highest kind decided: nothing further up can change it
+    ignore ??= level.ignore.matchBelow(path, start, isDir, name);
+    if (gitignoreCounts) gitignore = level.gitignore.matchBelow(path, start, isDir, name);
   }
   return (rgignore ?? ignore ?? gitignore) === 'ignore';
 }
-

@@ -149,13 +149,21 @@ export class IgnoreRuleSet {
 
   /** The verdict of the last rule matching `relativePath` (relative to the ignore file's directory). */
   match(relativePath: string, isDir: boolean): IgnoreVerdict {
+    return this.matchBelow(relativePath, 0, isDir);
+  }
+
+  /**
+   * match() for `path.slice(start)`, `name` being its last component when the caller has it. A
+   * walk asks this of every entry, once per ignore file on its way: no closure is made, and the
+   * relative path is cut only when a path rule or a glob needs it.
+   */
+  matchBelow(path: string, start: number, isDir: boolean, name?: string): IgnoreVerdict {
+    if (this.count === 0) return undefined;
     let best: Ranked | undefined;
-    const consider = (entry: LiteralRules | undefined): void => {
-      const rule = isDir ? entry?.any : entry?.files;
-      if (rule !== undefined && (best === undefined || rule.index > best.index)) best = rule;
-    };
-    consider(this.paths.get(relativePath));
-    consider(this.names.get(relativePath.slice(relativePath.lastIndexOf('/') + 1)));
+    if (this.names.size > 0) best = later(best, this.names.get(name ?? path.slice(path.lastIndexOf('/') + 1)), isDir);
+    if (this.paths.size === 0 && this.globs.length === 0) return best === undefined ? undefined : verdictOf(best);
+    const relativePath = start === 0 ? path : path.slice(start);
+    if (this.paths.size > 0) best = later(best, this.paths.get(relativePath), isDir);
     for (let i = this.globs.length - 1; i >= 0; i--) {
       const rule = this.globs[i] as IgnoreRule & Ranked;
       if (best !== undefined && rule.index < best.index) break;
@@ -164,6 +172,12 @@ export class IgnoreRuleSet {
     }
     return best === undefined ? undefined : verdictOf(best);
   }
+}
+
+/** Whichever of `best` and `entry`'s rule for this kind of path was written later. */
+function later(best: Ranked | undefined, entry: LiteralRules | undefined, isDir: boolean): Ranked | undefined {
+  const rule = isDir ? entry?.any : entry?.files;
+  return rule !== undefined && (best === undefined || rule.index > best.index) ? rule : best;
 }
 
 export function parseIgnoreLines(lines: readonly string[], into = new IgnoreRuleSet()): IgnoreRuleSet {

@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DEFAULT_IGNORED_DIRS } from './backend.js';
-import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, type RuleChain } from './ignore-files.js';
+import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, ruleEntriesAmong, type RuleChain } from './ignore-files.js';
 
 const ignoredDirNames = new Set(DEFAULT_IGNORED_DIRS);
 
@@ -32,13 +32,14 @@ async function askedKind(path: string): Promise<EntryKind> {
 
 async function visit(dir: string, parents: RuleChain, budget: RuleBudget, onFile: (path: string) => void, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();
-  const chain = [await loadDirectoryRules(dir, budget), ...parents];
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch {
     return; // unreadable directories are skipped, as ripgrep does with --no-messages
   }
+  // The listing says which ignore files there are: none is looked for in vain.
+  const chain = [await loadDirectoryRules(dir, budget, ruleEntriesAmong(entries)), ...parents];
   const subdirectories: string[] = [];
   let sliceStart = performance.now();
   for (const entry of entries) {
@@ -47,10 +48,11 @@ async function visit(dir: string, parents: RuleChain, budget: RuleBudget, onFile
       signal.throwIfAborted();
       sliceStart = performance.now();
     }
-    const path = childPath(dir, entry.name);
+    const { name } = entry;
+    const path = childPath(dir, name);
     const kind = listedKind(entry) ?? (await askedKind(path));
-    if (kind === 'dir' && !ignoredDirNames.has(entry.name) && !isIgnored(path, true, chain)) subdirectories.push(path);
-    else if (kind === 'file' && !isIgnored(path, false, chain)) onFile(path);
+    if (kind === 'dir' && !ignoredDirNames.has(name) && !isIgnored(path, true, chain, name)) subdirectories.push(path);
+    else if (kind === 'file' && !isIgnored(path, false, chain, name)) onFile(path);
   }
   await Promise.all(subdirectories.map((subdirectory) => visit(subdirectory, chain, budget, onFile, signal)));
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileGlob, fileNameGlob } from '../../../src/tools/search/glob.js';
-import { RuleBudget } from '../../../src/tools/search/ignore-files.js';
+import { compileGlobElements } from '../../../src/util/glob-automaton.js';
+import { compileGlob, fileNameGlob, parseGlob } from '../../../src/tools/search/glob.js';
+import { RuleBudget, ruleEntriesAmong } from '../../../src/tools/search/ignore-files.js';
 import { IgnoreRuleSet, matchIgnoreRules, parseIgnoreFile, parseIgnoreLine, readIgnoreLine, type IgnoreLine } from '../../../src/tools/search/ignore-rules.js';
 import { fileFilterGlob, PatternError, rootGlob } from '../../../src/tools/search/patterns.js';
 import { MatchCollector } from '../../../src/tools/search/match-collector.js';
@@ -44,6 +45,22 @@ describe('globs', () => {
     expect(() => rootGlob('a'.repeat(1025))).toThrow(`Invalid glob pattern ${'a'.repeat(1025)}: longer than 1024 characters`);
     expect(() => rootGlob('*a'.repeat(65))).toThrow('more than 64 wildcards');
     expect(rootGlob('*a'.repeat(64)).matches('a'.repeat(64))).toBe(true);
+  });
+
+  it('answers as the automaton does for the shapes it tests without it (literal, **/name, **/*.ext, *.ext)', () => {
+    const globs = ['a.ts', 'src/a.ts', '**/a.ts', '**/*.ts', '*.ts', '**/*', '*', '**/', '**/.env', '*.d.ts', '**/*🙂', '**/x\uDC00'];
+    const paths = ['', 'a.ts', '.ts', 'ts', 'a/.ts', 'a.ts/', 'src/a.ts', 'x/src/a.ts', 'srca.ts', 'b/a.ts', 'ba.ts', 'a.tsx', 'a.d.ts', 'a/b/c.d.ts', '.env', 'a/.env', 'a.env', '/', 'a/', '🙂', 'a/🙂', 'x\uDC00'];
+    for (const glob of globs) {
+      const automaton = compileGlobElements(parseGlob(glob));
+      for (const path of paths) expect(matches(glob, path), `${glob} against ${path}`).toBe(automaton.test(path));
+    }
+  });
+
+  it('reads a path by code points also where a literal suffix starts with half of a pair', () => {
+    // The path's last two code units are one character (U+1F642); the glob names the lone second half.
+    expect(matches('**/*\uDE42', 'a/🙂')).toBe(false);
+    expect(matches('*\uDE42', '🙂')).toBe(false);
+    expect(matches('**/*🙂', 'a/b🙂')).toBe(true);
   });
 
   it('finds the glob a file name must match, when there is one', () => {
@@ -124,6 +141,13 @@ describe('ignore-file rules without wildcards', () => {
     const rules = parseIgnoreFile('a\n/b/c\n**/d\n*.e\nf[0-9]\n');
     expect(rules.size).toBe(5);
     expect(rules.globCount).toBe(2);
+  });
+});
+
+describe('the ignore files a directory listing names', () => {
+  it('are the ones a walk opens, whatever their case, since a case-insensitive file system opens them so', () => {
+    const listing = ['.gitignore', '.IGNORE', '.Git', '.rgignore.bak', 'gitignore', '.gitignores', 'src', '.env'].map((name) => ({ name }));
+    expect([...ruleEntriesAmong(listing)].sort()).toEqual(['.git', '.gitignore', '.ignore']);
   });
 });
 
