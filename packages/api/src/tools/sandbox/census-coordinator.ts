@@ -15,8 +15,8 @@ import { under } from './protected-snapshot.js';
  * - a command does not start while another replica's first census under an overlapping set is
  *   being taken: it withdraws and waits, then tries again.
  *
- * A record and the look at the other kind are one transaction that every other registration waits
- * for, so of a command and a census registering at once the second always sees the first. Records
+ * A record and the look at the other kind are one step that every other registration waits for,
+ * so of a command and a census registering at once the second always sees the first. Records
  * lapse at their command's timeout plus a margin, so a crashed replica's never block for good. Every
  * wait is bounded and fails closed: the command is refused with the reason.
  */
@@ -40,7 +40,8 @@ export interface SandboxActivityStore {
   /**
    * Records `activity` and reads the roots of other replicas' live records of the other kind, in
    * one step that waits for every other replica's register: of two at once the second sees the
-   * first. When `withdrawIf` says so of what was read, the record is taken back before anyone sees it.
+   * first. When `withdrawIf` says so of what was read, the record is removed again at once (one
+   * that another replica saw meanwhile only makes that one wait a little longer).
    */
   register(activity: SandboxActivity, withdrawIf: (others: string[][]) => boolean): Promise<{ registered: boolean; others: string[][] }>;
   /** The roots of other replicas' live records of `kind`. */
