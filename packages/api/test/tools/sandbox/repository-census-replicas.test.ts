@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -9,7 +9,7 @@ import { bashTool } from '../../../src/tools/bash.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
 import { createToolHost, type ToolHost } from '../../../src/tools/tool-host.js';
 import { createTestDatabase, openSharedDatabase, TEST_DATABASE_URL, type TestDatabase } from '../../support/databases.js';
-import { createProject, git, testSettings, toolContext, type Project } from './support/project.js';
+import { createProject, nestedRepository, testSettings, toolContext, type Project } from './support/project.js';
 
 /*
  * Two service processes (replicas) on one PostgreSQL database, sharing one directory: each has its
@@ -102,13 +102,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas sharing a directory on postgre
     hostB = createToolHost({ sandboxActivity: shared.repository.sandboxActivity });
     // Probed before the commands, as a running service has: a slow first probe must not stand in for the wait.
     await Promise.all([hostA, hostB].map((host) => host.sandboxes.detect(testSettings())));
-    mkdirSync(path('vendor/lib'), { recursive: true });
-    git(path('vendor/lib'), 'init', '-q', '-b', 'main');
-    git(path('vendor/lib'), 'config', 'user.name', 'Nested');
-    git(path('vendor/lib'), 'config', 'user.email', 'nested@example.com');
-    writeFileSync(path('vendor/lib/lib.txt'), 'lib\n');
-    git(path('vendor/lib'), 'add', 'lib.txt');
-    git(path('vendor/lib'), 'commit', '-qm', 'lib');
+    nestedRepository(path('vendor/lib'));
     await query('delete from sandbox_activities');
   });
 
