@@ -59,9 +59,12 @@ export interface CoordinationWait {
 /** Ends a registration; never fails (a record that cannot be removed lapses). */
 export type Release = () => void;
 
-/** The refusal when a wait for another replica ran out or was cancelled: bash refuses with it. */
-export class SandboxCoordinationTimeout extends Error {
-  override readonly name = 'SandboxCoordinationTimeout';
+/**
+ * Why `bash` cannot run: a wait for another replica ran out or was cancelled, or the shared
+ * database did not answer (its error is the cause, kept out of the message, which the model reads).
+ */
+export class SandboxCoordinationRefusal extends Error {
+  override readonly name = 'SandboxCoordinationRefusal';
 }
 
 /** Past its command's timeout: the sandbox's teardown and the check after it (a big tree's walk). */
@@ -73,6 +76,17 @@ export const overlaps = (mine: readonly string[], theirs: readonly string[]): bo
   mine.some((a) => theirs.some((b) => under(a, b) || under(b, a)));
 
 const NOTHING: Release = () => undefined;
+
+const UNREACHABLE = 'Refusing to run bash: the database through which service replicas coordinate their bash commands did not answer; try again later';
+
+/** The store's answer, or the refusal: a replica that cannot tell what the others run does not run. */
+async function asked<T>(question: Promise<T>): Promise<T> {
+  try {
+    return await question;
+  } catch (error) {
+    throw new SandboxCoordinationRefusal(UNREACHABLE, { cause: error });
+  }
+}
 
 /**
  * The replicas' agreement over `store`; without a store (SQLite: one process) every call returns
@@ -91,13 +105,13 @@ export class CensusCoordinator {
     const deadline = Date.now() + wait.timeoutMs;
     const id = randomUUID();
     const release = (): void => void store.end(id).catch(() => undefined);
-    const { others } = await store.register({ id, kind: 'census', roots: [...roots], ttlMs: wait.timeoutMs + RECORD_MARGIN_MS }, () => false);
+    const { others } = await asked(store.register({ id, kind: 'census', roots: [...roots], ttlMs: wait.timeoutMs + RECORD_MARGIN_MS }, () => false));
     try {
       // New commands of other replicas now see this record and hold back: those in flight drain.
       let running = others;
       while (running.some((theirs) => overlaps(roots, theirs))) {
         await this.pause(deadline, wait, 'a bash command of another service replica under an overlapping allowed path is still running');
-        running = await store.live('command');
+        running = await asked(store.live('command'));
       }
     } catch (error) {
       release();
@@ -116,28 +130,28 @@ export class CensusCoordinator {
       const id = randomUUID();
       // Its timeout counted from now, not from the wait's start: the command starts after the wait.
       const ttlMs = wait.timeoutMs + RECORD_MARGIN_MS;
-      const { registered, others } = await store.register({ id, kind: 'command', roots: [...roots], ttlMs }, blocks);
+      const { registered, others } = await asked(store.register({ id, kind: 'command', roots: [...roots], ttlMs }, blocks));
       if (registered) return () => void store.end(id).catch(() => undefined);
       let taking = others;
       while (blocks(taking)) {
         await this.pause(deadline, wait, 'another service replica is taking its first inventory of the git repositories under an overlapping allowed path');
-        taking = await store.live('census');
+        taking = await asked(store.live('census'));
       }
     }
   }
 
   private async pause(deadline: number, wait: CoordinationWait, why: string): Promise<void> {
     const left = deadline - Date.now();
-    if (wait.signal?.aborted === true) throw new SandboxCoordinationTimeout(`Refusing to run bash: cancelled while waiting, since ${why}`);
+    if (wait.signal?.aborted === true) throw new SandboxCoordinationRefusal(`Refusing to run bash: cancelled while waiting, since ${why}`);
     if (left <= 0) {
-      throw new SandboxCoordinationTimeout(
+      throw new SandboxCoordinationRefusal(
         `Refusing to run bash: ${why}, and it did not end within ${Math.round(wait.timeoutMs / 1000)} s (the command's timeout); try again later`,
       );
     }
     try {
       await sleep(Math.min(this.pollMs, left), undefined, wait.signal === undefined ? {} : { signal: wait.signal });
     } catch {
-      throw new SandboxCoordinationTimeout(`Refusing to run bash: cancelled while waiting, since ${why}`);
+      throw new SandboxCoordinationRefusal(`Refusing to run bash: cancelled while waiting, since ${why}`);
     }
   }
 }

@@ -4,7 +4,7 @@ import { bytePath, fsPath, isPrintableAscii, pathBytes, shownPath } from '../../
 import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import type { PathSandbox } from './paths.js';
-import { CensusCoordinator, SandboxCoordinationTimeout, type CoordinationWait } from './census-coordinator.js';
+import { CensusCoordinator, SandboxCoordinationRefusal, type CoordinationWait } from './census-coordinator.js';
 import { isPutBackTemporary, putBytes, same, under as inside, type Entry } from './protected-snapshot.js';
 
 /*
@@ -544,7 +544,7 @@ export class RepositoryCensus {
     try {
       census = await this.currentCensus(sandbox, wait);
     } catch (error) {
-      if (error instanceof SandboxCoordinationTimeout) return error.message;
+      if (error instanceof SandboxCoordinationRefusal) return error.message;
       throw error;
     }
     if (!census.overCap) return undefined;
@@ -555,7 +555,7 @@ export class RepositoryCensus {
    * Before a `bash` command: its view of the repositories under its allowed paths (the tree is
    * walked only the first time). Its `check` must follow the command, always, even when it failed.
    * The command is made known to the other replicas first, which may make it wait for one's first
-   * census (`wait` bounds it: SandboxCoordinationTimeout, nothing to check then).
+   * census (`wait` bounds it: SandboxCoordinationRefusal, nothing to check then).
    */
   async watch(sandbox: PathSandbox, wait: CoordinationWait = DEFAULT_WAIT): Promise<RepositoryWatch> {
     const census = await this.censusOf(sandbox, wait);

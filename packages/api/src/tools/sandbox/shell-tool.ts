@@ -3,7 +3,7 @@ import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
 import { gitlinkNotes } from './gitlink-guard.js';
 import { censusNotes, type RepositoryWatch } from './repository-census.js';
-import { SandboxCoordinationTimeout } from './census-coordinator.js';
+import { SandboxCoordinationRefusal } from './census-coordinator.js';
 import { protectedPathBytesFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
 import { refuse } from './command-policy/refusal.js';
@@ -130,7 +130,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     } catch (error) {
       // Nothing ran: the sandbox goes, and a wait for another replica that ran out is a refusal.
       sandbox.launcher?.dispose();
-      if (error instanceof SandboxCoordinationTimeout) return fail(error.message, { refused: true, confined });
+      if (error instanceof SandboxCoordinationRefusal) return fail(error.message, { refused: true, confined });
       throw error;
     }
     try {

@@ -171,6 +171,20 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas sharing a directory on postgre
     expect(existsSync(path('ran'))).toBe(false);
   });
 
+  it('refuses bash when the shared database does not answer (fails closed)', async () => {
+    const gone = await openSharedDatabase(database);
+    await gone.drop();
+    const host = createToolHost({ sandboxActivity: gone.repository.sandboxActivity });
+    try {
+      const result = await bash(host, `touch ${path('ran')}`);
+      expect(result.success).toBe(false);
+      expect(result.error).toBe('Refusing to run bash: the database through which service replicas coordinate their bash commands did not answer; try again later');
+      expect(existsSync(path('ran'))).toBe(false);
+    } finally {
+      await host.gitlinks.close();
+    }
+  });
+
   it('a directory outside the other replica\'s paths does not wait for it', async () => {
     await strayRow('command', 600_000, project.outside);
     const started = performance.now();
