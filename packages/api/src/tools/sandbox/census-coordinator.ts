@@ -72,7 +72,7 @@ const RECORD_MARGIN_MS = 60_000;
 const POLL_MS = 100;
 
 /** One of the sets of allowed paths holds a path of the other: a command under one can write where the other walks. */
-export const overlaps = (mine: readonly string[], theirs: readonly string[]): boolean =>
+const overlaps = (mine: readonly string[], theirs: readonly string[]): boolean =>
   mine.some((a) => theirs.some((b) => under(a, b) || under(b, a)));
 
 const NOTHING: Release = () => undefined;
@@ -93,10 +93,7 @@ async function asked<T>(question: Promise<T>): Promise<T> {
  * at once, the process's own RepositoryCensus being all there is.
  */
 export class CensusCoordinator {
-  constructor(
-    private readonly store?: SandboxActivityStore,
-    private readonly pollMs = POLL_MS,
-  ) {}
+  constructor(private readonly store?: SandboxActivityStore) {}
 
   /** Before a first census's walk: waits until no other replica's command under an overlapping set is in flight. */
   async census(roots: readonly string[], wait: CoordinationWait): Promise<Release> {
@@ -145,11 +142,11 @@ export class CensusCoordinator {
     if (wait.signal?.aborted === true) throw new SandboxCoordinationRefusal(`Refusing to run bash: cancelled while waiting, since ${why}`);
     if (left <= 0) {
       throw new SandboxCoordinationRefusal(
-        `Refusing to run bash: ${why}, and it did not end within ${Math.round(wait.timeoutMs / 1000)} s (the command's timeout); try again later`,
+        `Refusing to run bash: ${why}, and it did not end within ${Math.round(wait.timeoutMs / 1000)} s; try again later`,
       );
     }
     try {
-      await sleep(Math.min(this.pollMs, left), undefined, wait.signal === undefined ? {} : { signal: wait.signal });
+      await sleep(Math.min(POLL_MS, left), undefined, wait.signal === undefined ? {} : { signal: wait.signal });
     } catch {
       throw new SandboxCoordinationRefusal(`Refusing to run bash: cancelled while waiting, since ${why}`);
     }
