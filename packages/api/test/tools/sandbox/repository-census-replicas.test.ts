@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { openServices } from '../../../src/services.js';
+import { loadSettings } from '../../../src/settings.js';
 import { bashTool } from '../../../src/tools/bash.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
 import { createToolHost, type ToolHost } from '../../../src/tools/tool-host.js';
@@ -182,6 +185,22 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas sharing a directory on postgre
       expect(existsSync(path('ran'))).toBe(false);
     } finally {
       await host.gitlinks.close();
+    }
+  });
+
+  it('a service opened on PostgreSQL records its bash commands for the other replicas', async () => {
+    // As main.ts opens it: no host passed in, so the service builds its own over the database.
+    const services = await openServices(loadSettings({ LOG_LEVEL: 'silent', LLM_BASE_URL: 'http://127.0.0.1:9' }, project.root), pino({ level: 'silent' }), {
+      repository: shared.repository,
+      startDir: project.root,
+    });
+    try {
+      await strayRow('census', 600_000);
+      const result = await bash(services.toolHost, `touch ${path('ran')}`, 1);
+      expect(result.error).toMatch(/^Refusing to run bash: another service replica is taking its first inventory/);
+      expect(existsSync(path('ran'))).toBe(false);
+    } finally {
+      await services.close();
     }
   });
 
