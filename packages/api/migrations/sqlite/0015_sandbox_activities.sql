@@ -3,6 +3,7 @@ CREATE TABLE `sandbox_activities` (
 	`replica` text NOT NULL,
 	`kind` text(16) NOT NULL,
 	`roots` text NOT NULL,
+	`started_at` integer NOT NULL,
 	`expires_at` integer NOT NULL
 );
 --> statement-breakpoint

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OtherActivityRecord } from '../../src/db/sandbox-activity.js';
 import { createTestDatabase, DIALECTS, openSharedDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.js';
 
 /*
@@ -49,7 +50,7 @@ describe.skipIf(!TEST_DATABASE_URL)('sandbox activities across two replicas', ()
       });
       const outcomes = await Promise.all(
         pairs.map(async ({ root, command, census }) => {
-          const covers = (others: string[][]): boolean => others.some((roots) => roots.some((path) => path.startsWith(root)));
+          const covers = (others: OtherActivityRecord[]): boolean => others.some((other) => other.roots.some((path) => path.startsWith(root)));
           const [commanded, censused] = await Promise.all([a.register(command, covers), b.register(census, () => false)]);
           await Promise.all([a.end(command.id), b.end(census.id)]);
           // Either the command held back, having seen the census, or the census saw the command.
@@ -69,6 +70,13 @@ describe.skipIf(!TEST_DATABASE_URL)('sandbox activities across two replicas', ()
     await a.register(mine, () => false);
     expect(await a.live('command')).toEqual([]);
     expect(await b.live('command')).toEqual([[odd]]);
+    // A registration reads the others' records of both kinds, with their ages.
+    const later = record('census', ['/srv/other']);
+    const { others } = await b.register(later, () => false);
+    expect(others.map(({ kind, roots }) => ({ kind, roots }))).toEqual([{ kind: 'command', roots: [odd] }]);
+    expect(others[0]!.ageMs).toBeGreaterThanOrEqual(0);
+    expect(others[0]!.ageMs).toBeLessThan(10_000);
+    await b.end(later.id);
     await a.end(mine.id);
     expect(await b.live('command')).toEqual([]);
     const lapsing = { ...record('census', ['/srv/gone']), ttlMs: 1 };

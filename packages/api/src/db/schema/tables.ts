@@ -358,6 +358,8 @@ export const sandboxActivities = pgTable(
     replica: uuid('replica').notNull(),
     kind: varchar('kind', { length: 16 }).$type<'command' | 'census'>().notNull(),
     roots: text('roots').notNull(),
+    /** When it was recorded: another replica's check counts a change since then as possibly the command's. */
+    startedAt: ts('started_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
   },
   (t) => [index('sandbox_activities_kind_idx').on(t.kind, t.expiresAt)],

@@ -13,7 +13,10 @@ import { under } from './protected-snapshot.js';
  *   set is in flight (running or being checked), so what the walk finds is never a command's plant
  *   that the command's own check removes afterwards;
  * - a command does not start while another replica's first census under an overlapping set is
- *   being taken: it withdraws and waits, then tries again.
+ *   being taken: it withdraws and waits, then tries again;
+ * - a command's check counts what changed since the start of the earliest other replica's command
+ *   in flight under an overlapping set as possibly that command's, not the user's: put back, never
+ *   taken into the census (which its writer's check would then see undone and write back).
  *
  * A record and the look at the other kind are one step that every other registration waits for,
  * so of a command and a census registering at once the second always sees the first. Records
@@ -31,6 +34,14 @@ export interface SandboxActivity {
   ttlMs: number;
 }
 
+/** Another replica's live record, as a registration reads it. */
+export interface OtherActivity {
+  kind: SandboxActivity['kind'];
+  roots: string[];
+  /** How long ago it was recorded, by the store's clock. */
+  ageMs: number;
+}
+
 /**
  * Where the replicas' records are kept (the database, db/sandbox-activity.ts). Every method sees
  * only other replicas' records that have not lapsed: a replica's own are its RepositoryCensus's
@@ -38,12 +49,12 @@ export interface SandboxActivity {
  */
 export interface SandboxActivityStore {
   /**
-   * Records `activity` and reads the roots of other replicas' live records of the other kind, in
-   * one step that waits for every other replica's register: of two at once the second sees the
-   * first. When `withdrawIf` says so of what was read, the record is removed again at once (one
-   * that another replica saw meanwhile only makes that one wait a little longer).
+   * Records `activity` and reads other replicas' live records, in one step that waits for every
+   * other replica's register: of two at once the second sees the first. When `withdrawIf` says so
+   * of what was read, the record is removed again at once (one that another replica saw meanwhile
+   * only makes that one wait a little longer).
    */
-  register(activity: SandboxActivity, withdrawIf: (others: string[][]) => boolean): Promise<{ registered: boolean; others: string[][] }>;
+  register(activity: SandboxActivity, withdrawIf: (others: OtherActivity[]) => boolean): Promise<{ registered: boolean; others: OtherActivity[] }>;
   /** The roots of other replicas' live records of `kind`. */
   live(kind: SandboxActivity['kind']): Promise<string[][]>;
   /** Removes a record (its command checked, its census taken). */
@@ -58,6 +69,18 @@ export interface CoordinationWait {
 
 /** Ends a registration; never fails (a record that cannot be removed lapses). */
 export type Release = () => void;
+
+/** A command's registration: its release, and since when other replicas' commands may have been writing where it can. */
+export interface CommandRegistration {
+  release: Release;
+  /**
+   * The start, by this process's clock (a little early rather than late), of the earliest other
+   * replica's command in flight under an overlapping set; undefined when there was none. A change
+   * since then may be that command's, not the user's, so the check puts it back as it does one
+   * made during a command of this process.
+   */
+  othersSince?: number;
+}
 
 /**
  * Why `bash` cannot run: a wait for another replica ran out or was cancelled, or the shared
@@ -76,6 +99,9 @@ const overlaps = (mine: readonly string[], theirs: readonly string[]): boolean =
   mine.some((a) => theirs.some((b) => under(a, b) || under(b, a)));
 
 const NOTHING: Release = () => undefined;
+
+/** Another replica's record of `kind` over a set overlapping `roots`. */
+const overlapping = (roots: readonly string[], kind: OtherActivity['kind']) => (other: OtherActivity): boolean => other.kind === kind && overlaps(roots, other.roots);
 
 const UNREACHABLE = 'Refusing to run bash: the database through which service replicas coordinate their bash commands did not answer; try again later';
 
@@ -105,7 +131,7 @@ export class CensusCoordinator {
     const { others } = await asked(store.register({ id, kind: 'census', roots: [...roots], ttlMs: wait.timeoutMs + RECORD_MARGIN_MS }, () => false));
     try {
       // New commands of other replicas now see this record and hold back: those in flight drain.
-      let running = others;
+      let running = others.filter(overlapping(roots, 'command')).map((other) => other.roots);
       while (running.some((theirs) => overlaps(roots, theirs))) {
         await this.pause(deadline, wait, 'a bash command of another service replica under an overlapping allowed path is still running');
         running = await asked(store.live('command'));
@@ -118,19 +144,25 @@ export class CensusCoordinator {
   }
 
   /** Before a `bash` command starts: records it once no other replica's first census under an overlapping set is being taken. */
-  async command(roots: readonly string[], wait: CoordinationWait): Promise<Release> {
+  async command(roots: readonly string[], wait: CoordinationWait): Promise<CommandRegistration> {
     const store = this.store;
-    if (store === undefined) return NOTHING;
+    if (store === undefined) return { release: NOTHING };
     const deadline = Date.now() + wait.timeoutMs;
-    const blocks = (others: string[][]): boolean => others.some((theirs) => overlaps(roots, theirs));
+    const census = overlapping(roots, 'census');
     for (;;) {
       const id = randomUUID();
       // Its timeout counted from now, not from the wait's start: the command starts after the wait.
       const ttlMs = wait.timeoutMs + RECORD_MARGIN_MS;
-      const { registered, others } = await asked(store.register({ id, kind: 'command', roots: [...roots], ttlMs }, blocks));
-      if (registered) return () => void store.end(id).catch(() => undefined);
-      let taking = others;
-      while (blocks(taking)) {
+      // Ages are measured after the request left: subtracted from its sending, they give a start no later than the true one.
+      const sentAt = Date.now();
+      const { registered, others } = await asked(store.register({ id, kind: 'command', roots: [...roots], ttlMs }, (read) => read.some(census)));
+      if (registered) {
+        const writers = others.filter(overlapping(roots, 'command'));
+        const release = (): void => void store.end(id).catch(() => undefined);
+        return writers.length === 0 ? { release } : { release, othersSince: Math.min(...writers.map((writer) => sentAt - writer.ageMs)) };
+      }
+      let taking = others.filter(census).map((other) => other.roots);
+      while (taking.some((theirs) => overlaps(roots, theirs))) {
         await this.pause(deadline, wait, 'another service replica is taking its first inventory of the git repositories under an overlapping allowed path');
         taking = await asked(store.live('census'));
       }

@@ -448,9 +448,13 @@ async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, c
   };
 }
 
-/** A `bash` command running now: when it started, what it can write, and the census its check compares with. */
+/** A `bash` command running now: since when a change may be a command's, what it can write, and the census its check compares with. */
 interface RunningCommand {
-  start: number;
+  /**
+   * Its start, or the earlier start of another replica's command that was running under an
+   * overlapping set when it was recorded (census-coordinator.ts).
+   */
+  since: number;
   census: Census;
   /** Its allowed paths and hidden paths, byte strings as the walk's. */
   roots: string[];
@@ -561,12 +565,12 @@ export class RepositoryCensus {
     const census = await this.censusOf(sandbox, wait);
     const roots = sandbox.roots.map(bytePath);
     // Until its check has put back what it planted, no other replica's first census looks here.
-    const release = await this.coordinator.command(roots, wait);
+    const { release, othersSince } = await this.coordinator.command(roots, wait);
     const token = Symbol('bash command');
-    const command: RunningCommand = { start: Date.now(), census, roots, hidden: sandbox.hiddenPaths.map(bytePath) };
+    const command: RunningCommand = { since: Math.min(Date.now(), othersSince ?? Infinity), census, roots, hidden: sandbox.hiddenPaths.map(bytePath) };
     this.running.set(token, command);
     for (const writers of this.taking) writers.push(command);
-    const earliestStart = (): number => Math.min(...[...this.running.values()].map((running) => running.start));
+    const earliestStart = (): number => Math.min(...[...this.running.values()].map((running) => running.since));
     const finished = (): void => {
       this.running.delete(token);
       release();
@@ -661,7 +665,7 @@ class RepositoryGuard implements RepositoryWatch {
     private readonly sandbox: PathSandbox,
     private readonly census: Census,
     private readonly maxDirectories: number,
-    /** When the earliest `bash` command still running started (this one included). */
+    /** When the earliest `bash` command still running started (this one included; other replicas' that were running when one was recorded). */
     private readonly earliestStart: () => number,
     private readonly finished: () => void,
   ) {}

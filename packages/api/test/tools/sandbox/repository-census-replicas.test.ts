@@ -89,7 +89,7 @@ async function query(text: string, values: unknown[] = []): Promise<void> {
 
 /** A row as a third replica keeps it (or left it, crashing): over `root`, lapsing in `ms`. */
 function strayRow(kind: 'command' | 'census', ms: number, root = project.root): Promise<void> {
-  return query(`insert into sandbox_activities (id, replica, kind, roots, expires_at) values ($1, $2, $3, $4, now() + $5::integer * interval '1 millisecond')`, [
+  return query(`insert into sandbox_activities (id, replica, kind, roots, started_at, expires_at) values ($1, $2, $3, $4, now(), now() + $5::integer * interval '1 millisecond')`, [
     randomUUID(),
     randomUUID(),
     kind,
@@ -133,6 +133,27 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas sharing a directory on postgre
     expect(second.metadata.restored_protected_files).toBeUndefined();
     // B's census holds no hook: a further command of B writes none back.
     expect((await bash(hostB, 'pwd')).success).toBe(true);
+    expect(existsSync(hook())).toBe(false);
+    userCheckout();
+    expect(existsSync(marker())).toBe(false);
+  });
+
+  it('a command of one replica, while the other\'s planter runs, puts the hook back rather than take it in as the user\'s', async () => {
+    // B's census is taken first, while nothing runs: no hook.
+    expect((await bash(hostB, 'pwd')).success).toBe(true);
+    const a = bash(hostA, `python3 ${script('vendor/a.py', `${plant()}\n${touch(path('vendor/planted'))}\n${waitFor(path('vendor/go-a'))}`)}`);
+    await until(path('vendor/planted'));
+    // The hook is older than B's command (by more than the clock tick the check allows), yet younger than A's, which is still running.
+    await sleep(500);
+    expect((await bash(hostB, 'pwd')).metadata.restored_protected_files).toEqual([hook()]);
+    expect(existsSync(hook())).toBe(false);
+    const b = bash(hostB, `python3 ${script('vendor/b.py', `${touch(path('vendor/b-started'))}\n${waitFor(path('vendor/go-b'))}`)}`);
+    await until(path('vendor/b-started'));
+    writeFileSync(path('vendor/go-a'), '');
+    await a;
+    writeFileSync(path('vendor/go-b'), '');
+    await b;
+    // Had B taken the hook in, its check would have written it back after A's check removed it.
     expect(existsSync(hook())).toBe(false);
     userCheckout();
     expect(existsSync(marker())).toBe(false);
