@@ -575,7 +575,7 @@ export class RepositoryCensus {
       this.running.delete(token);
       release();
     };
-    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, earliestStart, finished);
+    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, earliestStart, finished, othersSince !== undefined);
   }
 
   /**
@@ -651,6 +651,8 @@ export class RepositoryCensus {
 
 /** One `bash` command's view of the repositories under its allowed paths (RepositoryCensus.watch). */
 export interface RepositoryWatch {
+  /** Another service replica's command under an overlapping set was running when this one was recorded. */
+  readonly othersRunning: boolean;
   /**
    * Puts back what the command changed in known repositories and cleans new ones. `handled`: paths
    * another mechanism already guards and restores (the protected files around the command), taken
@@ -668,6 +670,7 @@ class RepositoryGuard implements RepositoryWatch {
     /** When the earliest `bash` command still running started (this one included; other replicas' that were running when one was recorded). */
     private readonly earliestStart: () => number,
     private readonly finished: () => void,
+    readonly othersRunning: boolean,
   ) {}
 
   async check(handled: readonly string[]): Promise<CensusReport> {

@@ -133,6 +133,8 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       if (error instanceof SandboxCoordinationRefusal) return fail(error.message, { refused: true, confined });
       throw error;
     }
+    // The protected files' baselines may hold what another replica's running command planted.
+    if (repositories?.othersRunning === true) snapshot.distrust();
     try {
       result = await runScript(checked.script, {
         cwd: checked.cwd,

@@ -46,8 +46,8 @@ const marker = (): string => join(project.outside, 'pwned');
 const hook = (): string => path('vendor/lib/.git/hooks/post-checkout');
 
 /** A `bash` command of one replica over the whole project. */
-function bash(host: ToolHost, command: string, timeout = 60): Promise<ToolResult> {
-  return bashTool.execute(bashTool.parameters.parse({ command, timeout }), toolContext(project, { host }));
+function bash(host: ToolHost, command: string, timeout = 60, workingDir = project.root): Promise<ToolResult> {
+  return bashTool.execute(bashTool.parameters.parse({ command, timeout }), toolContext(project, { host, workingDir }));
 }
 
 /** A python script, run by its path, written where the commands reach. */
@@ -87,6 +87,23 @@ async function query(text: string, values: unknown[] = []): Promise<void> {
   }
 }
 
+/** A command that plants the hook in vendor/lib, says so (`vendor/planted`), then runs until the test writes `vendor/go-a`. */
+function planter(host: ToolHost): Promise<ToolResult> {
+  return bash(host, `python3 ${script('vendor/a.py', `${plant()}\n${touch(path('vendor/planted'))}\n${waitFor(path('vendor/go-a'))}`)}`);
+}
+
+/** A command that says it started (`vendor/b-started`), then runs until the test writes `vendor/go-b`. */
+function heldCommand(host: ToolHost, workingDir = project.root): Promise<ToolResult> {
+  return bash(host, `python3 ${script('vendor/b.py', `${touch(path('vendor/b-started'))}\n${waitFor(path('vendor/go-b'))}`)}`, 60, workingDir);
+}
+
+/** The hook is not there, and the user's own git does not run one. */
+function hookIsGone(): void {
+  expect(existsSync(hook())).toBe(false);
+  userCheckout();
+  expect(existsSync(marker())).toBe(false);
+}
+
 /** A row as a third replica keeps it (or left it, crashing): over `root`, lapsing in `ms`. */
 function strayRow(kind: 'command' | 'census', ms: number, root = project.root): Promise<void> {
   return query(`insert into sandbox_activities (id, replica, kind, roots, started_at, expires_at) values ($1, $2, $3, $4, now(), now() + $5::integer * interval '1 millisecond')`, [
@@ -116,10 +133,10 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas sharing a directory on postgre
   });
 
   it('a first census in one replica waits out a command of the other that plants a hook: the hook stays gone', async () => {
-    const a = bash(hostA, `python3 ${script('vendor/a.py', `${plant()}\n${touch(path('vendor/planted'))}\n${waitFor(path('vendor/go-a'))}`)}`);
+    const a = planter(hostA);
     await until(path('vendor/planted'));
     // B's first command: its census would find the planted hook now.
-    const b = bash(hostB, `python3 ${script('vendor/b.py', `${touch(path('vendor/b-started'))}\n${waitFor(path('vendor/go-b'))}`)}`);
+    const b = heldCommand(hostB);
     await sleep(1000);
     // B waits for A's command (and its check) before its census, so its command has not started.
     expect(existsSync(path('vendor/b-started'))).toBe(false);
@@ -133,30 +150,44 @@ describe.skipIf(!TEST_DATABASE_URL)('two replicas sharing a directory on postgre
     expect(second.metadata.restored_protected_files).toBeUndefined();
     // B's census holds no hook: a further command of B writes none back.
     expect((await bash(hostB, 'pwd')).success).toBe(true);
-    expect(existsSync(hook())).toBe(false);
-    userCheckout();
-    expect(existsSync(marker())).toBe(false);
+    hookIsGone();
   });
 
   it('a command of one replica, while the other\'s planter runs, puts the hook back rather than take it in as the user\'s', async () => {
     // B's census is taken first, while nothing runs: no hook.
     expect((await bash(hostB, 'pwd')).success).toBe(true);
-    const a = bash(hostA, `python3 ${script('vendor/a.py', `${plant()}\n${touch(path('vendor/planted'))}\n${waitFor(path('vendor/go-a'))}`)}`);
+    const a = planter(hostA);
     await until(path('vendor/planted'));
     // The hook is older than B's command (by more than the clock tick the check allows), yet younger than A's, which is still running.
     await sleep(500);
     expect((await bash(hostB, 'pwd')).metadata.restored_protected_files).toEqual([hook()]);
     expect(existsSync(hook())).toBe(false);
-    const b = bash(hostB, `python3 ${script('vendor/b.py', `${touch(path('vendor/b-started'))}\n${waitFor(path('vendor/go-b'))}`)}`);
+    const b = heldCommand(hostB);
     await until(path('vendor/b-started'));
     writeFileSync(path('vendor/go-a'), '');
     await a;
     writeFileSync(path('vendor/go-b'), '');
     await b;
     // Had B taken the hook in, its check would have written it back after A's check removed it.
-    expect(existsSync(hook())).toBe(false);
-    userCheckout();
-    expect(existsSync(marker())).toBe(false);
+    hookIsGone();
+  });
+
+  it('a command of one replica, while the other\'s planter runs, keeps no baseline of the repository around it with the hook in it', async () => {
+    const inLib = path('vendor/lib');
+    expect((await bash(hostB, 'pwd', 60, inLib)).success).toBe(true);
+    // A works in the project, where vendor/lib is a repository it may write (and is checked after it).
+    const a = planter(hostA);
+    await until(path('vendor/planted'));
+    await sleep(500);
+    // B works in vendor/lib: its snapshot of the repository around it is taken with A's hook in it.
+    const b = heldCommand(hostB, inLib);
+    await until(path('vendor/b-started'));
+    writeFileSync(path('vendor/go-a'), '');
+    expect((await a).metadata.restored_protected_files).toEqual([hook()]);
+    writeFileSync(path('vendor/go-b'), '');
+    await b;
+    // Had B trusted that snapshot, its put-back would have written the hook back after A's check removed it.
+    hookIsGone();
   });
 
   it('a command waits out the other replica\'s first census over the same directory, then runs', async () => {
