@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolContext } from '../packages/api/src/tools/tool.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../packages/api/test/support/databases.js';
 import { interleavedMediansMs, overhead, type Bench, type BenchResult } from './harness.js';
 import { contextFor, host, runTrue } from './sandbox-support.js';
 
@@ -61,7 +63,40 @@ async function treeCosts(label: string, fill: (root: string) => void): Promise<B
   }
 }
 
-/** `npm run bench -- census`: the census alone, and `bash true` with it, on both trees. */
-const bench: Bench = async () => [...(await treeCosts('16,000 files in 1,000 directories', largeTree)), ...(await treeCosts('200 nested repositories', manyRepositories))];
+/**
+ * What a replica on PostgreSQL adds to each `bash` command (census-coordinator.ts): its record made
+ * (one statement) and, after the check, removed (one more, which the command does not wait for and
+ * which is awaited here to count it). Skipped without TEST_DATABASE_URL.
+ */
+async function replicaCosts(): Promise<BenchResult[]> {
+  if (!TEST_DATABASE_URL) {
+    console.log('(replica coordination skipped: set TEST_DATABASE_URL to a PostgreSQL server)');
+    return [];
+  }
+  const database = await createTestDatabase('postgres');
+  try {
+    const store = database.repository.sandboxActivity!;
+    // As CensusCoordinator.command does when no census of another replica is being taken.
+    const times = await interleavedMediansMs(
+      () => undefined,
+      async () => {
+        const id = randomUUID();
+        await store.register({ id, kind: 'command', roots: ['/srv/bench'], ttlMs: 120_000 }, () => false);
+        await store.end(id);
+      },
+      301,
+    );
+    return [overhead('replica coordination per bash command (PostgreSQL on loopback)', 'nothing', times.baselineMs, times.subjectMs, 1, 2)];
+  } finally {
+    await database.drop();
+  }
+}
+
+/** `npm run bench -- census`: the census alone, and `bash true` with it, on both trees; what replicas add. */
+const bench: Bench = async () => [
+  ...(await treeCosts('16,000 files in 1,000 directories', largeTree)),
+  ...(await treeCosts('200 nested repositories', manyRepositories)),
+  ...(await replicaCosts()),
+];
 
 export default bench;

@@ -183,7 +183,9 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   const metrics = new ServiceMetrics();
   // Probed once here, for every run: the sandbox, the toolchains it shows, the search backend; and
   // one gitlink guard for the service's life: what it remembers of the gitlinks it took out must outlive each run.
-  const toolHost = options.toolHost ?? createToolHost();
+  // Replicas on one PostgreSQL database take their first repository censuses only while none of the
+  // others' bash commands runs under an overlapping path (tools/sandbox/census-coordinator.ts).
+  const toolHost = options.toolHost ?? createToolHost({ sandboxActivity: repository.sandboxActivity });
   const startDir = options.startDir ?? process.cwd();
   // MCP servers start on a user's first run that needs them, never here (TEAMS.md section 12).
   const mcp =

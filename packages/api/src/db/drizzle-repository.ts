@@ -27,6 +27,7 @@ import { DrizzleAuditRepository } from './drizzle-audit-repository.js';
 import type { AuditRepository } from './audit-repository.js';
 import { DrizzleWebhookRepository } from './drizzle-webhook-repository.js';
 import { DeliveryOutbox } from './webhook-deliveries.js';
+import { SandboxActivityTable } from './sandbox-activity.js';
 import type { WebhookRepository } from './webhook-repository.js';
 import type { UserRepository } from './user-repository.js';
 import { appendMessagesIn } from './append-messages.js';
@@ -49,6 +50,7 @@ export class DrizzleRepository implements ConversationRepository {
   readonly consoleSessions: ConsoleSessionRepository;
   readonly audit: AuditRepository;
   readonly webhooks: WebhookRepository;
+  readonly sandboxActivity: SandboxActivityTable | undefined;
   private readonly t;
   private readonly contents: ContentLoader;
   /** A message's size in UTF-8 bytes, read without its content. */
@@ -73,6 +75,7 @@ export class DrizzleRepository implements ConversationRepository {
     this.consoleSessions = new DrizzleConsoleSessionRepository(adapter);
     this.audit = new DrizzleAuditRepository(adapter);
     this.webhooks = new DrizzleWebhookRepository(adapter, outbox);
+    this.sandboxActivity = adapter.dialect === 'postgres' ? new SandboxActivityTable(adapter) : undefined;
     this.contents = texts === undefined ? (id) => this.contentHere(id) : (id) => texts.load({ messageId: id });
     this.contentBytes = sql<number>`octet_length(${this.t.messages.content})`.mapWith(Number);
   }

@@ -1,3 +1,4 @@
+import type { SandboxActivityTable } from './sandbox-activity.js';
 import type { ApprovalRepository } from './approval-repository.js';
 import type { RunRepository } from './run-repository.js';
 import type { AuditRepository } from './audit-repository.js';
@@ -124,6 +125,11 @@ export interface ConversationRepository {
   readonly audit: AuditRepository;
   /** Users' webhooks and their stored deliveries. */
   readonly webhooks: WebhookRepository;
+  /**
+   * Where service replicas record their `bash` commands and first repository censuses: PostgreSQL
+   * only; undefined on SQLite, whose one process coordinates within itself.
+   */
+  readonly sandboxActivity: SandboxActivityTable | undefined;
   ping(): Promise<void>;
   /**
    * Stores the conversation unless its user already has `limit.max` live ones (then stores nothing

@@ -1,6 +1,7 @@
 import { GitlinkGuard } from './sandbox/gitlink-guard.js';
 import { SandboxProbes } from './sandbox/launcher.js';
 import { ProtectedBaselines } from './sandbox/protected-snapshot.js';
+import { CensusCoordinator, type SandboxActivityStore } from './sandbox/census-coordinator.js';
 import { RepositoryCensus } from './sandbox/repository-census.js';
 import { Toolchains } from './sandbox/tool-sandbox.js';
 import { SearchBackendChoice } from './search/select.js';
@@ -27,11 +28,19 @@ export interface ToolHost {
   protectedFiles: ProtectedBaselines;
 }
 
-export const createToolHost = (): ToolHost => ({
+export interface ToolHostOptions {
+  /**
+   * Where service replicas sharing a directory record their `bash` commands and first censuses
+   * (the PostgreSQL database); none for one process (SQLite), which needs no more than its census.
+   */
+  sandboxActivity?: SandboxActivityStore | undefined;
+}
+
+export const createToolHost = (options: ToolHostOptions = {}): ToolHost => ({
   sandboxes: new SandboxProbes(),
   toolchains: new Toolchains(),
   searchBackend: new SearchBackendChoice(),
-  repositories: new RepositoryCensus(),
+  repositories: new RepositoryCensus({ coordinator: new CensusCoordinator(options.sandboxActivity) }),
   gitlinks: new GitlinkGuard(),
   protectedFiles: new ProtectedBaselines(),
 });

@@ -17,6 +17,7 @@ export const {
   runEventPages,
   runEvents,
   runs,
+  sandboxActivities,
   userConversationCounts,
   userDailyUsage,
   userModelDailyUsage,

@@ -342,3 +342,25 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt), index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt)],
 );
+
+/**
+ * The `bash` commands and first repository censuses in flight on each service replica, so that a
+ * replica never takes its first census of a directory while another one's command may be planting
+ * a hook there (tools/sandbox/census-coordinator.ts). `roots` is a JSON list of the allowed paths
+ * covered, each a byte string (every character one byte). A row lapses at `expires_at` (its
+ * command's timeout plus a margin): a crashed replica's rows stop counting then. PostgreSQL only:
+ * one SQLite process needs none, yet the table is declared for both like every other.
+ */
+export const sandboxActivities = pgTable(
+  'sandbox_activities',
+  {
+    id: uuid('id').primaryKey(),
+    replica: uuid('replica').notNull(),
+    kind: varchar('kind', { length: 16 }).$type<'command' | 'census'>().notNull(),
+    roots: text('roots').notNull(),
+    /** When it was recorded: another replica's check counts a change since then as possibly the command's. */
+    startedAt: ts('started_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('sandbox_activities_kind_idx').on(t.kind, t.expiresAt)],
+);

@@ -136,17 +136,37 @@ function realParent(path: string): string {
  * new inode, so any hard link made to it meanwhile keeps only the attacker's copy.
  */
 export class ProtectedSnapshot {
+  private trustedPaths: readonly string[];
+
   constructor(
     private readonly before: ReadonlyMap<string, Entry>,
-    /**
-     * The paths (as given) whose baseline was taken before any running command could write them:
-     * the census leaves these to the snapshot. One first taken while another command that can
-     * write it ran may hold what that one planted; the census checks it again against what it knew.
-     */
-    readonly handled: readonly string[],
+    handled: readonly string[],
     /** Lets go of the shared baselines (ProtectedBaselines); once, after `restore`. */
     readonly release: () => void = () => undefined,
-  ) {}
+    /** Marks the shared baselines it restores to as not to be trusted (ProtectedBaselines). */
+    private readonly distrustBaselines: () => void = () => undefined,
+  ) {
+    this.trustedPaths = handled;
+  }
+
+  /**
+   * The paths (as given) whose baseline was taken before any running command could write them:
+   * the census leaves these to the snapshot. One first taken while another command that can
+   * write it ran may hold what that one planted; the census checks it again against what it knew.
+   */
+  get handled(): readonly string[] {
+    return this.trustedPaths;
+  }
+
+  /**
+   * Another service replica's command that can write these paths was running when this one's was
+   * recorded (census-coordinator.ts): the baselines may hold what it planted, so the census checks
+   * every path again, for this command and for every one that shares the baselines from now on.
+   */
+  distrust(): void {
+    this.trustedPaths = [];
+    this.distrustBaselines();
+  }
 
   /**
    * A snapshot of its own, for one command with no other running (tests, the race harness);
@@ -220,6 +240,7 @@ export class ProtectedBaselines {
     const real = paths.map(realParent);
     const before = new Map<string, Entry>();
     const handled: string[] = [];
+    const used: Baseline[] = [];
     for (const [index, path] of real.entries()) {
       let baseline = this.covering(path);
       if (baseline === undefined) {
@@ -232,15 +253,19 @@ export class ProtectedBaselines {
       }
       for (const [entryPath, entry] of baseline.entries) if (under(path, entryPath)) before.set(entryPath, entry);
       if (baseline.trusted) handled.push(paths[index] as string);
+      used.push(baseline);
     }
     const holder: Holder = { paths: real, writable: writable.map(bytePath) };
     this.holders.add(holder);
     let released = false;
-    return new ProtectedSnapshot(before, handled, () => {
+    const release = (): void => {
       if (released) return;
       released = true;
       this.holders.delete(holder);
       this.dropUnheld();
+    };
+    return new ProtectedSnapshot(before, handled, release, () => {
+      for (const baseline of used) baseline.trusted = false;
     });
   }
 

@@ -17,7 +17,7 @@ export interface PutBack {
 export async function putBack(
   snapshot: ProtectedSnapshot,
   protectedPaths: readonly string[],
-  repositories: RepositoryWatch | undefined,
+  repositories: Pick<RepositoryWatch, 'check'> | undefined,
   gitlinks: Pick<GitlinkWatch, 'check'> | undefined,
 ): Promise<PutBack> {
   const faults: unknown[] = [];

@@ -4,6 +4,7 @@ import { bytePath, fsPath, isPrintableAscii, pathBytes, shownPath } from '../../
 import { readRegularFilePrefixSync, readRegularFileWithStatsSync } from '../../util/regular-file.js';
 import { filterRepositoryConfig, MAX_CONFIG_BYTES } from './git-config-filter.js';
 import type { PathSandbox } from './paths.js';
+import { CensusCoordinator, SandboxCoordinationRefusal, type CoordinationWait } from './census-coordinator.js';
 import { isPutBackTemporary, putBytes, same, under as inside, type Entry } from './protected-snapshot.js';
 
 /*
@@ -447,9 +448,13 @@ async function takeCensus(cache: TreeCache, sandbox: PathSandbox, now: number, c
   };
 }
 
-/** A `bash` command running now: when it started, what it can write, and the census its check compares with. */
+/** A `bash` command running now: since when a change may be a command's, what it can write, and the census its check compares with. */
 interface RunningCommand {
-  start: number;
+  /**
+   * Its start, or the earlier start of another replica's command that was running under an
+   * overlapping set when it was recorded (census-coordinator.ts).
+   */
+  since: number;
   census: Census;
   /** Its allowed paths and hidden paths, byte strings as the walk's. */
   roots: string[];
@@ -502,13 +507,20 @@ export interface CensusReport {
 export interface RepositoryCensusOptions {
   /** Directories under one set of allowed paths that `bash` runs in at most (MAX_DIRECTORIES; smaller in tests). */
   maxDirectories?: number;
+  /** Other service processes' commands and first censuses (census-coordinator.ts); none by default: one process. */
+  coordinator?: CensusCoordinator;
 }
+
+/** A first census asked for outside a `bash` call (the file tools' hard-link check): waits for other replicas this long at most. */
+const DEFAULT_WAIT: CoordinationWait = { timeoutMs: 120_000 };
 
 /**
  * What the service knows of the repositories under each set of allowed paths, for its life: the
  * census of each, the `bash` commands running now, and the cached listings and files. One per
  * ToolHost (tool-host.ts), built at start-up: a second service (or test) has its own and trusts
- * what it finds at its own first command, never what another one saw.
+ * what it finds at its own first command, never what another one saw. Replicas sharing a
+ * directory take their first censuses only while none of the others' commands runs there
+ * (census-coordinator.ts).
  */
 export class RepositoryCensus {
   private readonly censuses = new Map<string, Promise<Census>>();
@@ -518,33 +530,52 @@ export class RepositoryCensus {
   private readonly taking = new Set<RunningCommand[]>();
   private readonly cache = new TreeCache();
   private readonly maxDirectories: number;
+  private readonly coordinator: CensusCoordinator;
 
   constructor(options: RepositoryCensusOptions = {}) {
     this.maxDirectories = options.maxDirectories ?? MAX_DIRECTORIES;
+    this.coordinator = options.coordinator ?? new CensusCoordinator();
   }
 
   /**
    * Before a `bash` command: the refusal to give when the tree under its allowed paths has more
    * directories than the cap, undefined when it may run. A tree found over the cap is walked again
-   * (up to the cap) each time, so removing directories lets `bash` run again.
+   * (up to the cap) each time, so removing directories lets `bash` run again. A first census waits
+   * for other replicas' commands there (`wait` bounds it); one that waited too long is a refusal too.
    */
-  async admit(sandbox: PathSandbox): Promise<string | undefined> {
-    if (!(await this.currentCensus(sandbox)).overCap) return undefined;
+  async admit(sandbox: PathSandbox, wait: CoordinationWait = DEFAULT_WAIT): Promise<string | undefined> {
+    let census: Census;
+    try {
+      census = await this.currentCensus(sandbox, wait);
+    } catch (error) {
+      if (error instanceof SandboxCoordinationRefusal) return error.message;
+      throw error;
+    }
+    if (!census.overCap) return undefined;
     return `Refusing to run bash: there are more than ${this.maxDirectories} directories under the allowed paths, too many to check every git repository in them for planted hooks and settings after each command; remove directories or narrow ALLOWED_PATHS`;
   }
 
   /**
    * Before a `bash` command: its view of the repositories under its allowed paths (the tree is
    * walked only the first time). Its `check` must follow the command, always, even when it failed.
+   * The command is made known to the other replicas first, which may make it wait for one's first
+   * census (`wait` bounds it: SandboxCoordinationRefusal, nothing to check then).
    */
-  async watch(sandbox: PathSandbox): Promise<RepositoryWatch> {
-    const census = await this.censusOf(sandbox);
+  async watch(sandbox: PathSandbox, wait: CoordinationWait = DEFAULT_WAIT): Promise<RepositoryWatch> {
+    const census = await this.censusOf(sandbox, wait);
+    const roots = sandbox.roots.map(bytePath);
+    // Until its check has put back what it planted, no other replica's first census looks here.
+    const { release, othersSince } = await this.coordinator.command(roots, wait);
     const token = Symbol('bash command');
-    const command: RunningCommand = { start: Date.now(), census, roots: sandbox.roots.map(bytePath), hidden: sandbox.hiddenPaths.map(bytePath) };
+    const command: RunningCommand = { since: Math.min(Date.now(), othersSince ?? Infinity), census, roots, hidden: sandbox.hiddenPaths.map(bytePath) };
     this.running.set(token, command);
     for (const writers of this.taking) writers.push(command);
-    const earliestStart = (): number => Math.min(...[...this.running.values()].map((running) => running.start));
-    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, earliestStart, () => this.running.delete(token));
+    const earliestStart = (): number => Math.min(...[...this.running.values()].map((running) => running.since));
+    const finished = (): void => {
+      this.running.delete(token);
+      release();
+    };
+    return new RepositoryGuard(this.cache, sandbox, census, this.maxDirectories, earliestStart, finished, othersSince !== undefined);
   }
 
   /**
@@ -569,7 +600,7 @@ export class RepositoryCensus {
    * last walked and no `bash` command is running: bash has been refused there since (and the
    * commands that ran had everything checked after them), so what is found is the user's.
    */
-  private async currentCensus(sandbox: PathSandbox): Promise<Census> {
+  private async currentCensus(sandbox: PathSandbox, wait: CoordinationWait = DEFAULT_WAIT): Promise<Census> {
     const key = keyOf(sandbox);
     const last = this.censuses.get(key);
     const overCap = last === undefined ? false : await last.then((census) => census.overCap, () => false);
@@ -577,18 +608,21 @@ export class RepositoryCensus {
     // and its own check, against the old census, puts that back only once. Until all have ended
     // the old census stands (refused while over the cap; their checks walk the tree again).
     if (overCap && this.running.size === 0 && this.censuses.get(key) === last) this.censuses.delete(key);
-    return this.censusOf(sandbox);
+    return this.censusOf(sandbox, wait);
   }
 
-  /** The census of these allowed paths, taken now if there is none yet (everything found is trusted then). */
-  private censusOf(sandbox: PathSandbox): Promise<Census> {
+  /**
+   * The census of these allowed paths, taken now if there is none yet (everything found is trusted
+   * then), once no other replica's command can be writing here.
+   */
+  private censusOf(sandbox: PathSandbox, wait: CoordinationWait): Promise<Census> {
     const key = keyOf(sandbox);
     let census = this.censuses.get(key);
     if (census === undefined) {
       // Commands under other sets may be running and writing here while the walk reads.
       const writers = [...this.running.values()];
       this.taking.add(writers);
-      census = takeCensus(this.cache, sandbox, Date.now(), this.maxDirectories).then(
+      census = this.walkAlone(sandbox, wait).then(
         (taken) => {
           this.taking.delete(writers);
           return adoptBaselines(taken, writers);
@@ -603,10 +637,22 @@ export class RepositoryCensus {
     }
     return census;
   }
+
+  /** A first census, walked while no other replica's command under an overlapping set is in flight. */
+  private async walkAlone(sandbox: PathSandbox, wait: CoordinationWait): Promise<Census> {
+    const release = await this.coordinator.census(sandbox.roots.map(bytePath), wait);
+    try {
+      return await takeCensus(this.cache, sandbox, Date.now(), this.maxDirectories);
+    } finally {
+      release();
+    }
+  }
 }
 
 /** One `bash` command's view of the repositories under its allowed paths (RepositoryCensus.watch). */
 export interface RepositoryWatch {
+  /** Another service replica's command under an overlapping set was running when this one was recorded. */
+  readonly othersRunning: boolean;
   /**
    * Puts back what the command changed in known repositories and cleans new ones. `handled`: paths
    * another mechanism already guards and restores (the protected files around the command), taken
@@ -621,9 +667,10 @@ class RepositoryGuard implements RepositoryWatch {
     private readonly sandbox: PathSandbox,
     private readonly census: Census,
     private readonly maxDirectories: number,
-    /** When the earliest `bash` command still running started (this one included). */
+    /** When the earliest `bash` command still running started (this one included; other replicas' that were running when one was recorded). */
     private readonly earliestStart: () => number,
     private readonly finished: () => void,
+    readonly othersRunning: boolean,
   ) {}
 
   async check(handled: readonly string[]): Promise<CensusReport> {

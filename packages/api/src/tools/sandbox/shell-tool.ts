@@ -2,7 +2,8 @@ import { homedir } from 'node:os';
 import { fail, succeed, type ToolContext, type ToolResult } from '../tool.js';
 import { sandboxUnavailableMessage, type SandboxLauncher } from './launcher.js';
 import { gitlinkNotes } from './gitlink-guard.js';
-import { censusNotes } from './repository-census.js';
+import { censusNotes, type RepositoryWatch } from './repository-census.js';
+import { SandboxCoordinationRefusal } from './census-coordinator.js';
 import { protectedPathBytesFor, toolSandbox } from './tool-sandbox.js';
 import { authorizeCommand, checkCommand, refusalMessage, type CheckedCommand, type CheckRequest, type Invocation, type ShellToolName } from './command-policy/index.js';
 import { refuse } from './command-policy/refusal.js';
@@ -102,14 +103,16 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   } catch (error) {
     return fail(refusalMessage(error), { refused: true });
   }
+  const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
+  // How long a first census or the command may wait for another service replica (census-coordinator.ts).
+  const wait = { timeoutMs: timeoutSeconds * 1000, signal: context.signal };
   // Before the sandbox is built (it must be disposed of once built): a tree too big to check after the command.
-  const tooBig = tool === 'bash' ? await context.host.repositories.admit(context.sandbox) : undefined;
+  const tooBig = tool === 'bash' ? await context.host.repositories.admit(context.sandbox, wait) : undefined;
   if (tooBig !== undefined) return fail(tooBig, { refused: true });
   const sandbox = await toolSandbox(context, tool === 'bash' ? 'write' : 'read', searchPath, checked.cwd);
   if (sandbox.availability.state === 'unavailable') return fail(sandboxUnavailableMessage(sandbox.availability.reason), { refused: true, confined: false });
   const confined = sandbox.launcher !== undefined;
   const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true, argumentBytes: true }));
-  const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   const protectedPaths = protectedPathBytesFor(context, checked.cwd);
   // Restored to the baseline taken before any running command that could write these paths, never
   // to what one of them planted meanwhile (ProtectedBaselines).
@@ -121,7 +124,17 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     // bash_readonly cannot write an index or a repository: only bash is checked for new gitlinks
     // and for changes to the other repositories under the allowed paths.
     const gitlinks = tool === 'bash' ? await context.host.gitlinks.watch(checked.cwd, context.sandbox) : undefined;
-    const repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox) : undefined;
+    let repositories: RepositoryWatch | undefined;
+    try {
+      repositories = tool === 'bash' ? await context.host.repositories.watch(context.sandbox, wait) : undefined;
+    } catch (error) {
+      // Nothing ran: the sandbox goes, and a wait for another replica that ran out is a refusal.
+      sandbox.launcher?.dispose();
+      if (error instanceof SandboxCoordinationRefusal) return fail(error.message, { refused: true, confined });
+      throw error;
+    }
+    // The protected files' baselines may hold what another replica's running command planted.
+    if (repositories?.othersRunning === true) snapshot.distrust();
     try {
       result = await runScript(checked.script, {
         cwd: checked.cwd,

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { bashTool } from '../../../src/tools/bash.js';
 import { PathSandbox } from '../../../src/tools/sandbox/paths.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
 import { createToolHost, type ToolHost } from '../../../src/tools/tool-host.js';
-import { createProject, git, toolContext, type Project } from './support/project.js';
+import { createProject, nestedRepository, toolContext, type Project } from './support/project.js';
 
 /*
  * The first census of a set of allowed paths, taken while a `bash` command under another set that
@@ -24,13 +24,7 @@ beforeEach(() => {
   project = createProject();
   // One service: each test starts with no census of either set.
   host = createToolHost();
-  mkdirSync(path('vendor/lib'), { recursive: true });
-  git(path('vendor/lib'), 'init', '-q', '-b', 'main');
-  git(path('vendor/lib'), 'config', 'user.name', 'Nested');
-  git(path('vendor/lib'), 'config', 'user.email', 'nested@example.com');
-  writeFileSync(path('vendor/lib/lib.txt'), 'lib\n');
-  git(path('vendor/lib'), 'add', 'lib.txt');
-  git(path('vendor/lib'), 'commit', '-qm', 'lib');
+  nestedRepository(path('vendor/lib'));
   writeFileSync(join(project.outside, 'evil.sh'), `#!/bin/sh\ntouch ${marker()}\n`, { mode: 0o755 });
 });
 

@@ -32,6 +32,17 @@ export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
 }
 
+/** A repository with one commit at `dir` (made), nested in the project: `vendor/lib` in the census tests. */
+export function nestedRepository(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Nested');
+  git(dir, 'config', 'user.email', 'nested@example.com');
+  writeFileSync(join(dir, 'lib.txt'), 'lib\n');
+  git(dir, 'add', 'lib.txt');
+  git(dir, 'commit', '-qm', 'lib');
+}
+
 export function createProject(): Project {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'mada-shell-')));
   const root = join(base, 'project');
