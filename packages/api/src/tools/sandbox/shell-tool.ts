@@ -16,6 +16,7 @@ import { runScript, type RunResult } from './exec/run-script.js';
 import { formatRunOutput, runSucceeded } from './shell-output.js';
 import { errorMessage } from '../../util/error-message.js';
 import { putBack, type PutBack } from './put-back.js';
+import type { ProtectedSnapshot } from './protected-snapshot.js';
 
 export interface ShellParams {
   command: string;
@@ -114,9 +115,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const confined = sandbox.launcher !== undefined;
   const launcher: Launcher | undefined = sandbox.launcher && ((invocation) => (sandbox.launcher as SandboxLauncher).launch(invocation.executable, invocation.argv.slice(1), checked.cwd, { status: true, argumentBytes: true }));
   const protectedPaths = protectedPathBytesFor(context, checked.cwd);
-  // Restored to the baseline taken before any running command that could write these paths, never
-  // to what one of them planted meanwhile (ProtectedBaselines).
-  const snapshot = context.host.protectedFiles.take(protectedPaths, tool === 'bash' ? context.sandbox.roots : []);
+  let snapshot: ProtectedSnapshot | undefined;
   let result: RunResult | undefined;
   let runError: unknown;
   let done: PutBack;
@@ -131,6 +130,18 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
       // Nothing ran: the sandbox goes, and a wait for another replica that ran out is a refusal.
       sandbox.launcher?.dispose();
       if (error instanceof SandboxCoordinationRefusal) return fail(error.message, { refused: true, confined });
+      throw error;
+    }
+    // Restored to the baseline taken before any running command that could write these paths, never
+    // to what one of them planted meanwhile (ProtectedBaselines). Taken after the command is
+    // recorded for the other replicas: one whose command ended before that record had its plant
+    // removed by its own check already, and one still running is seen and distrusted here.
+    try {
+      snapshot = context.host.protectedFiles.take(protectedPaths, tool === 'bash' ? context.sandbox.roots : []);
+    } catch (error) {
+      // Nothing ran either, but the command is recorded as running: its check ends that record.
+      sandbox.launcher?.dispose();
+      await repositories?.check([]).catch(() => undefined);
       throw error;
     }
     // The protected files' baselines may hold what another replica's running command planted.
@@ -153,7 +164,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
     done = await putBack(snapshot, snapshot.handled, repositories, gitlinks);
   } finally {
     // Whatever failed: a baseline kept past its commands would later undo the user's own changes.
-    snapshot.release();
+    snapshot?.release();
   }
   const { restored, census, gitlinkReport } = done;
   if (result === undefined) return fail(`Command failed to run: ${errorMessage(runError)}`, { confined });
