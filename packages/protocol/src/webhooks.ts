@@ -49,7 +49,7 @@ export const WebhookDelivery = z
     created_at: Timestamp,
     last_attempt_at: Timestamp.nullable(),
     last_status_code: z.number().int().nullable().meta({ description: "The receiver's last HTTP status; its body is never read or shown" }),
-    last_error: z.string().nullable().meta({ description: 'What failed before an answer: dns, address_refused, timeout, connection' }),
+    last_error: z.string().nullable().meta({ description: 'What failed before an answer: dns, address_refused, timeout, connection; owner_disabled when given up unsent because the owner is disabled' }),
     next_attempt_at: Timestamp.nullable().meta({ description: 'While pending' }),
     delivered_at: Timestamp.nullable(),
   })

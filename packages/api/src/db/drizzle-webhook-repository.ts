@@ -108,12 +108,16 @@ export class DrizzleWebhookRepository implements WebhookRepository {
     });
     if (claimed.length === 0) return [];
     const ids = [...new Set(claimed.map((row) => row.webhookId))];
-    const targets = await this.adapter.run((db) => db.select({ id: w.id, url: w.url, secret: w.secret }).from(w).where(inArray(w.id, ids)));
+    const u = this.t.users;
+    // Users of API_KEYS have no row: they are never disabled.
+    const targets = await this.adapter.run((db) =>
+      db.select({ id: w.id, url: w.url, secret: w.secret, disabled: u.disabled }).from(w).leftJoin(u, eq(u.id, w.userId)).where(inArray(w.id, ids)),
+    );
     const byId = new Map(targets.map((target) => [target.id, target]));
     // A webhook deleted meanwhile took its deliveries with it: nothing to send.
     return claimed.flatMap((row) => {
       const target = byId.get(row.webhookId);
-      return target === undefined ? [] : [{ ...toDelivery(row), url: target.url, secret: target.secret }];
+      return target === undefined ? [] : [{ ...toDelivery(row), url: target.url, secret: target.secret, ownerDisabled: target.disabled === true }];
     });
   }
 

@@ -35,6 +35,8 @@ export interface DeliveryRecord {
 export interface ClaimedDelivery extends DeliveryRecord {
   url: string;
   secret: string;
+  /** The webhook's owner is a stored user who is disabled now: nothing of theirs is sent. */
+  ownerDisabled: boolean;
 }
 
 export interface NewDelivery {

@@ -81,14 +81,11 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    let result: SendResult;
-    try {
-      result = await sendDelivery(delivery, { allowPrivate: this.options.allowPrivate, userAgent: this.options.userAgent });
-    } catch {
-      result = { delivered: false, statusCode: null, error: 'connection' };
-    }
+    const result = await this.send(delivery);
     const at = this.options.now();
-    const retryAt = result.delivered ? null : nextAttempt(delivery.createdAt, delivery.attempts, at, this.options.retryBaseMs);
+    // A disabled user's deliveries are given up, never held: nothing goes out on their behalf,
+    // and enabling them again does not send a backlog.
+    const retryAt = result.delivered || delivery.ownerDisabled ? null : nextAttempt(delivery.createdAt, delivery.attempts, at, this.options.retryBaseMs);
     // The webhook and delivery ids only: the URL's path may carry a receiver's token, and the secret is never logged.
     const fields = { webhook_id: delivery.webhookId, delivery_id: delivery.id, attempt: delivery.attempts, status_code: result.statusCode, error: result.error };
     try {
@@ -99,8 +96,18 @@ export class WebhookDispatcher {
       return;
     }
     if (result.delivered) this.options.log.debug(fields, 'webhook delivered');
+    else if (delivery.ownerDisabled) this.options.log.info(fields, 'webhook delivery dropped: its owner is disabled');
     else if (retryAt === null) this.options.log.warn(fields, 'webhook delivery given up after 24 h');
     else this.options.log.info({ ...fields, retry_at: retryAt.toISOString() }, 'webhook delivery failed; will retry');
+  }
+
+  private async send(delivery: ClaimedDelivery): Promise<SendResult> {
+    if (delivery.ownerDisabled) return { delivered: false, statusCode: null, error: 'owner_disabled' };
+    try {
+      return await sendDelivery(delivery, { allowPrivate: this.options.allowPrivate, userAgent: this.options.userAgent });
+    } catch {
+      return { delivered: false, statusCode: null, error: 'connection' };
+    }
   }
 
   private async sweep(): Promise<void> {

@@ -128,6 +128,35 @@ describe('webhooks', () => {
     expect(delivery).toMatchObject({ id: first!.headers['x-mada-delivery'], attempts: 2, last_status_code: 200, last_error: null, next_attempt_at: null });
   });
 
+  it("sends nothing more for a user once they are disabled, and sends no backlog when they are enabled again", async () => {
+    // The retry falls due 2 s after the first attempt: the user is disabled well before.
+    await boot({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_BASE_SECONDS: '2' });
+    expect((await call('POST', '/users', { id: 'carol' })).status).toBe(201);
+    const carolKey = ((await (await call('POST', '/users/carol/keys', { name: 'laptop' })).json()) as Json).key as string;
+    const asCarol = (method: string, path: string, body?: unknown) =>
+      fetch(`${address}${path}`, { method, headers: { 'x-api-key': carolKey, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const hook = (await (await asCarol('POST', '/me/webhooks', { url: receiver.url, events: ['run_ended'] })).json()) as Json;
+    receiver.answers.push(500);
+    model.push(scripted.text('done'));
+    const started = await asCarol('POST', '/runs', { agent_type: 'explore', prompt: 'look', working_dir: '.' });
+    expect(started.status).toBe(202);
+    await received(1);
+    // Disabled while the delivery waits for its retry.
+    expect((await call('PATCH', '/users/carol', { disabled: true })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(receiver.received).toHaveLength(1);
+
+    expect((await call('PATCH', '/users/carol', { disabled: false })).status).toBe(200);
+    const shown = await until(
+      async () => (await asCarol('GET', `/me/webhooks/${hook.id as string}/deliveries`)).json() as Promise<Json>,
+      (answer) => Array.isArray(answer.deliveries) && (answer.deliveries as Json[])[0]?.status === 'failed',
+      'the delivery to be given up',
+    );
+    expect((shown.deliveries as Json[])[0]).toMatchObject({ attempts: 2, last_error: 'owner_disabled', next_attempt_at: null });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('refuses private, loopback, link-local and metadata URLs without WEBHOOK_ALLOW_PRIVATE, and other schemes and credentials always', async () => {
     await boot();
     const refused = [
