@@ -153,8 +153,9 @@ function probesFor(method: string, template: string, operation: Operation, docum
   const pathParams = (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
   const queryParams = (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
   const headerParams = (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
-  // A route that takes a body gets ids that name something, so that its body reaches its code.
-  const known = operation.requestBody ? ids : {};
+  // Ids that name something, so that a bad query or body reaches the route's own code; a DELETE
+  // gets none, or its first probe would delete what the others need.
+  const known = verb === 'DELETE' ? {} : ids;
   const fill = (values: Record<string, string>): string => template.replace(/\{([^}]+)\}/g, (_all, name: string) => values[name] ?? known[name] ?? SOME_ID);
   const takesBody = verb !== 'GET' && verb !== 'HEAD';
   const emptyBody = takesBody ? { headers: JSON_TYPE, body: '{}' } : {};
