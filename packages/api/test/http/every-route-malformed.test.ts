@@ -9,12 +9,15 @@ import { sample, type Schema } from '../support/openapi-sample.js';
  * carries a `detail` (a string, or the 422 validation list), never a 500 and never a stack trace.
  * The routes come from the service's own OpenAPI document, so a route added later is swept
  * without anyone listing it here. Each operation gets the same bounded, deterministic set of bad
- * path parameters, query strings and bodies, once as an admin and once as a plain member.
+ * path parameters, query strings, header parameters and bodies, once as an admin and once as a
+ * plain member, on each store.
  *
- * Two kinds of route answer in another shape, as their contract says, and are still held to "no
- * 5xx, no stack trace": `/mcp` speaks JSON-RPC (EXTENSIONS.md: its errors are JSON-RPC error
- * objects, which MCP clients read), and an event stream that opens is read only to its headers
- * (it would otherwise never end).
+ * Three answers differ, as their contracts say, and are still held to "no stack trace": `/mcp`
+ * speaks MCP's Streamable HTTP transport (TEAMS.md section 12), whose errors are JSON-RPC error
+ * objects that MCP clients read, so `error.message` stands for `detail` there; an event stream
+ * that opens is read only to its headers (it would otherwise never end); and a conversation turn
+ * whose input is acceptable meets the unreachable model and gets the 500 `Agent error: ...` that
+ * SPEC.md section 7 names (AGENT_ERROR below).
  */
 
 const ROOT_KEY = 'root-key-3f7a9c1e5d20';
@@ -98,6 +101,10 @@ const badQueries = (names: string[]): string[] => [
       `${name}=1&${name}=2`,
       `${name}[]=`,
       `${name}=%00`,
+      // Bad percent-encoding, a lone surrogate half in UTF-8, an overlong NUL: none is valid UTF-8.
+      `${name}=%ZZ`,
+      `${name}=%ED%A0%80`,
+      `${name}=%C0%80`,
     ]),
   ),
 ];
