@@ -133,7 +133,17 @@ const BAD_BODIES: { what: string; headers: Record<string, string>; body?: string
 ];
 
 /** Values put into each field the body's schema names: of the wrong type, or strings no field should take. */
-const BAD_FIELD_VALUES = ['"a\\u0000b"', '"\\udfff\\ud800"', '1e309', 'null', '[{}]', `"${'x'.repeat(100_000)}"`];
+const BAD_FIELD_VALUES = [
+  '"a\\u0000b"',
+  '"\\udfff\\ud800"',
+  '1e309',
+  '-0',
+  '9007199254740993',
+  'null',
+  '[{}]',
+  '{"__proto__":{"polluted":true},"constructor":"x"}',
+  `"${'x'.repeat(100_000)}"`,
+];
 
 /** Header values no header the document names should take (Node refuses to send NUL or CR). */
 const BAD_HEADER_VALUES = ['x'.repeat(5000), '-1', '1e309', 'abc', ' ', '%00', '\u00ff\u00fe', '1, 2'];
@@ -308,5 +318,5 @@ describe.each(DIALECTS)('every route in the OpenAPI document, given malformed in
     expect(faults).toEqual([]);
     const health = await send(base, { method: 'GET', path: '/health', what: 'health' }, ROOT_KEY);
     expect(health.status).toBe(200);
-  }, 120_000);
+  }, 60_000);
 });
