@@ -74,12 +74,15 @@ function wellFormed(value: unknown): unknown {
 
 /**
  * Text both databases store the same way. PostgreSQL cannot store U+0000 in text at all, so it
- * is refused (422) on either database; a lone UTF-16 surrogate half (valid in JSON, not in UTF-8)
+ * is refused (422) on either database, in a body and in a query string; a lone UTF-16 surrogate half (valid in JSON, not in UTF-8)
  * becomes U+FFFD before anything counts, stores or runs it. A body nested deeper than
  * MAX_BODY_DEPTH is refused (422) before either walk.
  */
 export function normalizeBodyText(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
+    // A query value reaches the store as a body's does (GET /audit?actor=): PostgreSQL failed on U+0000 there with a 500.
+    const nulInQuery = queryNameWithNul(request.query);
+    if (nulInQuery !== undefined) throw nulIn(['query', nulInQuery]);
     const body: unknown = request.body;
     if (typeof body === 'string' && body.includes(NUL)) throw nulIn(['body']);
     if (body === undefined || body === null || typeof body !== 'object') {
@@ -95,6 +98,16 @@ export function normalizeBodyText(app: FastifyInstance): void {
     // Rare (a lone surrogate is invalid Unicode): only then is the body rebuilt, at most MAX_BODY_DEPTH deep.
     if (scan.illFormed) request.body = wellFormed(body);
   });
+}
+
+/** The first query parameter whose name or value (any of a repeated one's) holds U+0000. */
+function queryNameWithNul(query: unknown): string | undefined {
+  if (query === null || typeof query !== 'object') return undefined;
+  for (const [name, value] of Object.entries(query)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (name.includes(NUL) || values.some((item) => typeof item === 'string' && item.includes(NUL))) return name;
+  }
+  return undefined;
 }
 
 const nulIn = (loc: Key[]): InvalidInputError => new InvalidInputError([{ loc, msg: 'String should not contain NUL characters (U+0000)', type: 'string_nul' }]);

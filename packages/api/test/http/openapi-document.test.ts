@@ -1,19 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TYPES, PERMISSION_MODES } from '@mada/protocol';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { resolve, sample, type Schema } from '../support/openapi-sample.js';
 
-type Schema = {
-  $ref?: string;
-  type?: string | string[];
-  enum?: unknown[];
-  examples?: unknown[];
-  example?: unknown;
-  default?: unknown;
-  properties?: Record<string, Schema>;
-  required?: string[];
-  anyOf?: Schema[];
-  items?: Schema;
-};
 interface Operation {
   security?: unknown;
   requestBody?: { content?: Record<string, { schema: Schema; example?: unknown }> };
@@ -22,26 +11,6 @@ interface Document {
   info: { title: string };
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema>; securitySchemes?: Record<string, unknown> };
-}
-
-const resolve = (schema: Schema, document: Document): Schema =>
-  schema.$ref ? resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]!, document) : schema;
-
-/**
- * The value the docs page's "Try it out" fills in for a schema, as Swagger UI picks it: an
- * example, else the default, else the first enum value, else a placeholder of the type ("string").
- */
-function sample(schema: Schema, document: Document): unknown {
-  const s = resolve(schema, document);
-  if (s.examples?.length) return s.examples[0];
-  if (s.example !== undefined) return s.example;
-  if (s.default !== undefined) return s.default;
-  if (s.enum?.length) return s.enum[0];
-  if (s.anyOf) return sample(s.anyOf[0]!, document);
-  if (s.properties) return Object.fromEntries(Object.entries(s.properties).map(([name, property]) => [name, sample(property, document)]));
-  if (s.type === 'array') return [sample(s.items ?? {}, document)];
-  const type = Array.isArray(s.type) ? s.type[0] : s.type;
-  return { string: 'string', integer: 0, number: 0, boolean: true, null: null }[type ?? 'string'];
 }
 
 const bodyOf = (document: Document, method: string, path: string): Schema =>
