@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { PermissionMode, RunUsage } from '@mada/protocol';
 import { BadRequestError, UnknownAgentError } from '../errors.js';
-import { isWithin, PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
+import { PathOutsideError, type PathSandbox } from '../tools/sandbox/paths.js';
 import { ApprovalRuleSet, DEFAULT_APPROVAL_RULES } from '../tools/sandbox/command-policy/index.js';
 import type { Tool, ToolSettings, ToolSource } from '../tools/tool.js';
 import type { ToolHost } from '../tools/tool-host.js';
@@ -92,13 +92,10 @@ export class AgentEngine {
 
   /**
    * The real working directory, inside `workspace` and existing; otherwise WorkingDirectoryError.
-   * A relative `dir` (the default `.` among them) is taken from the service's start directory when
-   * that lies in the workspace (local mode, ALLOWED_PATHS), else from the workspace's first path:
-   * a user of their own workspace means it, and the start directory is not theirs to name.
+   * A relative `dir` starts at `base`: the service's start directory for the HTTP routes (the
+   * contract of `.`, DECISIONS.md), the workspace itself for the MCP tools (their description).
    */
-  workingDirectory(dir: string, workspace: PathSandbox = this.deps.sandbox): string {
-    const { startDir } = this.deps;
-    const base = workspace.roots.some((root) => isWithin(root, startDir)) ? startDir : (workspace.roots[0] ?? startDir);
+  workingDirectory(dir: string, workspace: PathSandbox = this.deps.sandbox, base: string = this.deps.startDir): string {
     try {
       const real = workspace.resolve(dir, base);
       if (statSync(real).isDirectory()) return real;

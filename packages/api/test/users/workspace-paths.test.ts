@@ -1,6 +1,9 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type Answer, type Json } from '../support/api-call.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -67,20 +70,25 @@ describe.each(DIALECTS)('workspaces under WORKSPACES_DIR on %s', (dialect) => {
     expect(readdirSync(join(root, 'carol'))).toEqual(['notes.txt']);
   });
 
-  it("takes a relative working_dir, the default '.' among them, from the user's own workspace", async () => {
+  it("starts a relative working_dir of the MCP tools in the user's own workspace, and one of the routes in the start directory", async () => {
     mkdirSync(join(root, 'bob', 'app'), { recursive: true });
-    const byDefault = await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'look around' });
-    expect(byDefault.status, JSON.stringify(byDefault.body)).toBe(202);
-    expect(byDefault.body.working_dir).toBe(join(root, 'bob'));
-    const relative = await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'look around', working_dir: 'app' });
-    expect(relative.body.working_dir).toBe(join(root, 'bob', 'app'));
-    const conversation = await as(BOB_KEY, 'POST', '/conversations/', { agent_type: 'explore' });
-    expect(conversation.status, JSON.stringify(conversation.body)).toBe(201);
-    // Out of it, relative or not, is refused as before.
-    expect(await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'x', working_dir: '../root' })).toMatchObject({
-      status: 400,
-      body: { detail: 'Working directory not allowed: ../root' },
-    });
+    const client = new Client({ name: 'workspace-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${address}/mcp`), { requestInit: { headers: { 'x-api-key': BOB_KEY } } }));
+    try {
+      // The tools' description: relative to your workspace, its root by default.
+      for (const [args, dir] of [[{}, join(root, 'bob')], [{ working_dir: 'app' }, join(root, 'bob', 'app')]] as const) {
+        const result = (await client.callTool({ name: 'explore', arguments: { prompt: 'look around', ...args } })) as CallToolResult;
+        const runId = (result._meta as { run_id?: string } | undefined)?.run_id;
+        expect(runId, JSON.stringify(result)).toBeDefined();
+        expect((await as(BOB_KEY, 'GET', `/runs/${runId!}`)).body.working_dir).toBe(dir);
+      }
+      const out = (await client.callTool({ name: 'explore', arguments: { prompt: 'x', working_dir: '../root' } })) as CallToolResult;
+      expect(out).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Working directory not allowed: ../root' }] });
+    } finally {
+      await client.close();
+    }
+    // `.` of the HTTP routes is the service's start directory (DECISIONS.md), which is not bob's.
+    expect(await as(BOB_KEY, 'POST', '/runs', { agent_type: 'explore', prompt: 'x' })).toMatchObject({ status: 400, body: { detail: 'Working directory not allowed: .' } });
   });
 
   it("refuses paths that contain or lie inside another user's directory there, links resolved", async () => {

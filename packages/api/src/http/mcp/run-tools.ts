@@ -104,7 +104,9 @@ async function startRun(agentType: AgentType, args: McpRunArguments, extra: Extr
   await assertMessageFits(args.prompt, deps.messageLimits);
   const model = engine.model(args.model);
   const workspace = await runs.workspaceOf(userId);
-  const workingDir = engine.workingDirectory(args.working_dir ?? '.', workspace);
+  // Relative to the caller's workspace, as the tools' description says: the service's start
+  // directory is no place a remote agent can know or name.
+  const workingDir = engine.workingDirectory(args.working_dir ?? '.', workspace, workspace.roots[0]);
   const relay = elicitationRelay({ server, extra, userId, approvals, log: deps.log });
   const progress = progressReporter(extra);
   const { run } = await runs.start(
