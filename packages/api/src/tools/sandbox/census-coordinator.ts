@@ -100,6 +100,9 @@ const overlaps = (mine: readonly string[], theirs: readonly string[]): boolean =
 
 const NOTHING: Release = () => undefined;
 
+/** The release of record `id`: its removal, not waited for (one that fails lapses). */
+const ending = (store: SandboxActivityStore, id: string): Release => () => void store.end(id).catch(() => undefined);
+
 /** Another replica's record of `kind` over a set overlapping `roots`. */
 const overlapping = (roots: readonly string[], kind: OtherActivity['kind']) => (other: OtherActivity): boolean => other.kind === kind && overlaps(roots, other.roots);
 
@@ -127,15 +130,11 @@ export class CensusCoordinator {
     if (store === undefined) return NOTHING;
     const deadline = Date.now() + wait.timeoutMs;
     const id = randomUUID();
-    const release = (): void => void store.end(id).catch(() => undefined);
     const { others } = await asked(store.register({ id, kind: 'census', roots: [...roots], ttlMs: wait.timeoutMs + RECORD_MARGIN_MS }, () => false));
+    const release = ending(store, id);
     try {
       // New commands of other replicas now see this record and hold back: those in flight drain.
-      let running = others.filter(overlapping(roots, 'command')).map((other) => other.roots);
-      while (running.some((theirs) => overlaps(roots, theirs))) {
-        await this.pause(deadline, wait, 'a bash command of another service replica under an overlapping allowed path is still running');
-        running = await asked(store.live('command'));
-      }
+      await this.drain(store, roots, 'command', others, { deadline, wait, why: 'a bash command of another service replica under an overlapping allowed path is still running' });
     } catch (error) {
       release();
       throw error;
@@ -158,14 +157,22 @@ export class CensusCoordinator {
       const { registered, others } = await asked(store.register({ id, kind: 'command', roots: [...roots], ttlMs }, (read) => read.some(census)));
       if (registered) {
         const writers = others.filter(overlapping(roots, 'command'));
-        const release = (): void => void store.end(id).catch(() => undefined);
+        const release = ending(store, id);
         return writers.length === 0 ? { release } : { release, othersSince: Math.min(...writers.map((writer) => sentAt - writer.ageMs)) };
       }
-      let taking = others.filter(census).map((other) => other.roots);
-      while (taking.some((theirs) => overlaps(roots, theirs))) {
-        await this.pause(deadline, wait, 'another service replica is taking its first inventory of the git repositories under an overlapping allowed path');
-        taking = await asked(store.live('census'));
-      }
+      await this.drain(store, roots, 'census', others, { deadline, wait, why: 'another service replica is taking its first inventory of the git repositories under an overlapping allowed path' });
+    }
+  }
+
+  /**
+   * Waits until no other replica's record of `kind` covers a set overlapping `roots`: first as
+   * `others` (what the registration read) has them, then as the store has them now.
+   */
+  private async drain(store: SandboxActivityStore, roots: readonly string[], kind: OtherActivity['kind'], others: readonly OtherActivity[], until: { deadline: number; wait: CoordinationWait; why: string }): Promise<void> {
+    let theirs = others.filter((other) => other.kind === kind).map((other) => other.roots);
+    while (theirs.some((other) => overlaps(roots, other))) {
+      await this.pause(until.deadline, until.wait, until.why);
+      theirs = await asked(store.live(kind));
     }
   }
 
