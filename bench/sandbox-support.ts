@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { childEnvironment } from '../packages/api/src/tools/sandbox/exec/environment.js';
 import { locateProgram } from '../packages/api/src/tools/sandbox/exec/program-path.js';
 import { runScript } from '../packages/api/src/tools/sandbox/exec/run-script.js';
@@ -14,6 +15,12 @@ export const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolS
   sandboxNetwork,
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
+  sandboxMaxFileMb: 1024,
+  // The service's defaults: the floor's cost is part of what a command costs.
+  sandboxMinFreeMb: 1024,
+  sandboxMinFreePercent: 1,
+  sandboxMinFreeInodes: 10_000,
+  dataDir: tmpdir(),
   sandboxReadPaths: [],
   allowedPaths: [],
   workspacesDir: '',
