@@ -87,6 +87,7 @@ const POLL_MS = 250;
 /**
  * Asks the file systems of `places` a few times a second (one statfs each: the cost does not grow
  * with what is written) and calls `onBreach` once, with the reason, when one falls below the floor.
+ * The first poll is a period away: the caller asked floorBreach just before it started the work.
  * A poll never overlaps the last (a slow network file system). Returns the stop.
  */
 export function watchFloor(places: readonly WatchedPlace[], floor: FloorSettings, onBreach: (reason: string) => void): () => void {
@@ -102,7 +103,7 @@ export function watchFloor(places: readonly WatchedPlace[], floor: FloorSettings
     }
     timer = setTimeout(() => void poll(), POLL_MS);
   };
-  if (!stopped) void poll();
+  if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
   return () => {
     stopped = true;
     if (timer !== undefined) clearTimeout(timer);
