@@ -58,6 +58,28 @@ describe('the file size limit (SANDBOX_MAX_FILE_MB)', () => {
   });
 });
 
+describe('the file size limit against a command that tries to lift it', () => {
+  it('cannot be raised, not even as root of a nested user namespace', async () => {
+    // The hard limit is set too, and only CAP_SYS_RESOURCE of the host's user namespace raises it.
+    const program = [
+      'import ctypes, resource',
+      'print("unshare", ctypes.CDLL(None, use_errno=True).unshare(0x10000000))',
+      'try:',
+      '    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))',
+      '    print("raised")',
+      'except (ValueError, OSError) as error:',
+      '    print("refused", error)',
+      `open("big", "wb").write(bytes(${8 * MIB}))`,
+    ].join('\n');
+    writeFileSync(join(project.root, 'lift.py'), `${program}\n`);
+    const result = await bash('python3 lift.py', { sandboxMaxFileMb: 2 });
+    expect(result.error).toContain('unshare 0');
+    expect(result.error).toContain('refused');
+    expect(result.error).toContain('File too large');
+    expect(sizeOf('big')).toBe(2 * MIB);
+  });
+});
+
 describe('the free-space floor (SANDBOX_MIN_FREE_MB, SANDBOX_MIN_FREE_PERCENT, SANDBOX_MIN_FREE_INODES)', () => {
   it('kills every process of a command that writes past the floor, runs nothing after it, and says why', async () => {
     const floor = freeAt(project.root).mib - MARGIN_MIB;
