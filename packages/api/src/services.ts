@@ -234,6 +234,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     excludedPaths: hiddenPathsFor(settings, startDir),
     workspaces,
     sandbox: { enabled: settings.sandboxEnabled, memoryMb: settings.sandboxMemoryMb, maxProcesses: settings.sandboxMaxProcesses },
+    floor: settings,
     log,
     // Only the run's owner may revert it (RunService.get), so the owner is the actor.
     onReverted: (run, paths) => repository.audit.append(revertedEntry(run, paths, now())).then(() => undefined),
