@@ -73,6 +73,26 @@ describe('approval questions sent to an MCP client', { timeout: 60_000 }, () => 
     expect(asked[0]).toContain('rm victim.txt');
   });
 
+  it('says how many lines a call takes before it starts, so a removal hundreds of blank lines down is looked for', async () => {
+    writeFileSync(join(t.workdir, 'victim.txt'), 'precious');
+    const command = `echo checking the build${'\n'.repeat(300)}rm victim.txt`;
+    model.push(scripted.toolCalls({ name: 'bash', arguments: { command } }), scripted.text('done'));
+    const asked: string[] = [];
+    // A person who reads the question's first lines, as a client shows them, and is told when to read on.
+    const client = await connect((message) => {
+      asked.push(message);
+      const told = /\(\d+ lines: read to the end/.test(message.split('\n').slice(0, 4).join('\n'));
+      return told && /\brm\b/.test(message) ? { action: 'decline' } : { action: 'accept', content: { decision: 'approve' } };
+    });
+    try {
+      await client.callTool({ name: 'task', arguments: { prompt: 'check the build' } });
+    } finally {
+      await client.close();
+    }
+    expect(existsSync(join(t.workdir, 'victim.txt'))).toBe(true);
+    expect(asked[0]).toContain('Call (301 lines: read to the end before you answer): bash: echo checking the build');
+  });
+
   it('names invisible and reordering characters in the question, as the inbox does', async () => {
     // An argument that reads, reordered by U+202E, as an innocent text file.
     const name = 'report\u202Etxt.sh';

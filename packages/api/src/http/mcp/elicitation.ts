@@ -91,7 +91,12 @@ async function ask(context: RelayContext, approval: ApprovalRecord, settled: Abo
  * another. The reason can quote a path the model chose, so it is shown the same way.
  */
 function question(approval: ApprovalRecord): string {
-  return `A mada agent asks to call ${approval.tool}.\nWhy it asks: ${exactText(approval.reason)}\nCall: ${describeCall({ tool: approval.tool, args: storedArgs(approval.args) })}`;
+  const call = describeCall({ tool: approval.tool, args: storedArgs(approval.args) });
+  // A harmless first line can sit above a removal hundreds of blank lines down, out of the
+  // client's sight: a call of several lines says how many, before it starts.
+  const lines = call.split('\n').length;
+  const label = lines === 1 ? 'Call' : `Call (${lines} lines: read to the end before you answer)`;
+  return `A mada agent asks to call ${approval.tool}.\nWhy it asks: ${exactText(approval.reason)}\n${label}: ${call}`;
 }
 
 /** The arguments the approval stored (the service's own JSON of an object); anything else is shown as the text it is. */
