@@ -90,7 +90,7 @@ describe('sending one delivery', () => {
 describe('public addresses', () => {
   it('passes plain unicast addresses only', () => {
     const refused = ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1'];
-    const refused6 = ['::1', '::', 'fd00::1', 'fd00:ec2::254', 'fe80::1%eth0', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', 'ff02::1'];
+    const refused6 = ['::1', '::', 'fd00::1', 'fd00:ec2::254', 'fe80::1%eth0', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', 'ff02::1', '::7f00:1', '::a9fe:a9fe', '4000::1'];
     for (const address of [...refused, ...refused6, 'not-an-address', '']) expect({ address, public: isPublicAddress(address) }).toEqual({ address, public: false });
     for (const address of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '[2001:4860:4860::8888]']) expect({ address, public: isPublicAddress(address) }).toEqual({ address, public: true });
   });
