@@ -1,5 +1,5 @@
-import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import type { HostResolver } from './host-resolver.js';
 
 /**
  * Whether an address is on the public internet: ipaddr.js names every special range (loopback,
@@ -30,11 +30,11 @@ export type Resolution = { ok: true; address: string; family: 4 | 6 } | { ok: fa
  * refused rather than raced. The caller connects to exactly this address: a second lookup, which
  * a rebinding DNS server could answer differently, never happens.
  */
-export async function resolveTarget(hostname: string, allowPrivate: boolean): Promise<Resolution> {
+export async function resolveTarget(hostname: string, allowPrivate: boolean, resolver: HostResolver): Promise<Resolution> {
   const bare = hostname.replace(/^\[|\]$/g, '');
   let found: { address: string; family: number }[];
   try {
-    found = ipaddr.isValid(bare) ? [{ address: bare, family: bare.includes(':') ? 6 : 4 }] : await lookup(bare, { all: true, verbatim: true });
+    found = ipaddr.isValid(bare) ? [{ address: bare, family: bare.includes(':') ? 6 : 4 }] : await resolver.resolve(bare);
   } catch {
     return { ok: false, reason: 'dns' };
   }

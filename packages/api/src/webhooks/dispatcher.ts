@@ -2,6 +2,7 @@ import type { ClaimedDelivery, WebhookRepository } from '../db/webhook-repositor
 import type { Log } from '../util/log.js';
 import { Wake } from '../util/wake.js';
 import { nextAttempt } from './backoff.js';
+import { HostResolver } from './host-resolver.js';
 import { sendDelivery, SEND_TIMEOUT_MS, type SendResult } from './send.js';
 
 /** Finished deliveries are kept this long for `GET .../deliveries`, then deleted. */
@@ -29,6 +30,8 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** Deliveries of one user's webhooks sent at once (SENDS_PER_USER). */
   perUser?: number;
+  /** Shared with the webhook routes, so that the cap on lookups is the service's (host-resolver.ts). */
+  resolver?: HostResolver;
 }
 
 /**
@@ -48,6 +51,7 @@ export class WebhookDispatcher {
   private readonly pollMs: number;
   private readonly concurrency: number;
   private readonly perUser: number;
+  private readonly resolver: HostResolver;
   private readonly sends = new Set<Promise<void>>();
   /** Sends in flight per webhook owner. */
   private readonly owners = new Map<string, number>();
@@ -56,6 +60,7 @@ export class WebhookDispatcher {
     this.pollMs = options.pollMs ?? 5000;
     this.concurrency = options.concurrency ?? 8;
     this.perUser = options.perUser ?? SENDS_PER_USER;
+    this.resolver = options.resolver ?? new HostResolver();
   }
 
   /** Tells the sender that deliveries were stored: it looks at once. */
@@ -145,7 +150,7 @@ export class WebhookDispatcher {
   private async send(delivery: ClaimedDelivery): Promise<SendResult> {
     if (delivery.ownerDisabled) return { delivered: false, statusCode: null, error: 'owner_disabled' };
     try {
-      return await sendDelivery(delivery, { allowPrivate: this.options.allowPrivate, userAgent: this.options.userAgent });
+      return await sendDelivery(delivery, { allowPrivate: this.options.allowPrivate, userAgent: this.options.userAgent, resolver: this.resolver });
     } catch {
       return { delivered: false, statusCode: null, error: 'connection' };
     }

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../src/webhooks/addresses.js';
+import { HostResolver } from '../../src/webhooks/host-resolver.js';
 import { MAX_RESPONSE_BYTES, sendDelivery } from '../../src/webhooks/send.js';
 
 const servers: Server[] = [];
@@ -26,7 +27,8 @@ async function serve(handle: Parameters<typeof createServer>[1]): Promise<{ url:
 }
 
 const delivery = (url: string) => ({ id: 'd-1', event: 'run_ended', url, secret: 'a-secret-of-sixteen+', body: '{"event":"run_ended"}' });
-const allow = { allowPrivate: true, userAgent: 'mada/test' };
+const resolver = new HostResolver();
+const allow = { allowPrivate: true, userAgent: 'mada/test', resolver };
 
 describe('sending one delivery', () => {
   it('signs the exact body with the secret', async () => {
@@ -70,7 +72,7 @@ describe('sending one delivery', () => {
     const { url, hits } = await serve((_request, response) => response.end());
     const port = new URL(url).port;
     for (const host of ['127.0.0.1', 'localhost', '[::ffff:127.0.0.1]']) {
-      expect(await sendDelivery(delivery(`http://${host}:${port}/in`), { allowPrivate: false, userAgent: 'mada/test' })).toEqual({
+      expect(await sendDelivery(delivery(`http://${host}:${port}/in`), { allowPrivate: false, userAgent: 'mada/test', resolver })).toEqual({
         delivered: false,
         statusCode: null,
         error: 'address_refused',
