@@ -35,6 +35,17 @@ describe('service start-up', () => {
     expect((await fetch(`${running.url}/health`, { headers: { origin: 'https://any.example' } })).status).toBe(200);
   });
 
+  it('refuses CORS_ORIGINS=* with CORS_ALLOW_CREDENTIALS=true, keys or not (any site would read a signed-in user\'s data)', async () => {
+    const { code, stderr } = await runServiceToExit(
+      { CORS_ORIGINS: '*', CORS_ALLOW_CREDENTIALS: 'true', API_KEYS: 'alice:alice-key-0123456789' },
+      workdir(),
+    );
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      "mada-api: Invalid setting CORS_ORIGINS: refusing * with CORS_ALLOW_CREDENTIALS=true: every web page could read a signed-in user's data through the browser; list the origins\n",
+    );
+  });
+
   it('stops on an invalid setting with one line naming the variable', async () => {
     const { code, stderr } = await runServiceToExit({ SUMMARIZATION_THRESHOLD: 'high' }, workdir());
     expect(code).toBe(1);
