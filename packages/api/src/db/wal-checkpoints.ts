@@ -1,8 +1,13 @@
 import { createWorkerPool, siblingModule, type WorkerPool } from '../util/worker-pool.js';
 import type { CheckpointOutcome, CheckpointTask } from './wal-checkpoint-worker.js';
 
-/** How long after a commit the log is checkpointed: the commits of that time share one checkpoint. */
-export const CHECKPOINT_DELAY_MS = 250;
+/**
+ * Commits between two checkpoints. A run's commit writes three or four pages to the log, so this
+ * is about SQLite's own 1,000 pages. Counted in commits rather than time: the first commit after
+ * a checkpoint that emptied the log starts it over and syncs its header on the event loop, which
+ * a checkpoint after every pause in the writes would cost the writes of a quiet service each time.
+ */
+export const CHECKPOINT_COMMITS = 256;
 
 /**
  * The service's own connection checkpoints only once the log holds this many pages (16,000 of
@@ -21,14 +26,12 @@ let pool: WorkerPool<CheckpointTask, CheckpointOutcome> | undefined;
 const never = new AbortController().signal;
 
 /**
- * Checkpoints a SQLite database's write-ahead log on a worker thread (wal-checkpoint-worker.ts), a
- * moment after commits, instead of on the event loop at the commit that fills the log.
+ * Checkpoints a SQLite database's write-ahead log on a worker thread (wal-checkpoint-worker.ts)
+ * every CHECKPOINT_COMMITS commits, instead of on the event loop at the commit that fills the log.
  */
 export class WalCheckpoints {
-  private timer: NodeJS.Timeout | undefined;
+  private commits = 0;
   private running: Promise<void> | undefined;
-  /** A commit came while a checkpoint ran: another is due after it. */
-  private again = false;
   private closed = false;
 
   /** `failed` is told once, at the first checkpoint that fails: the checkpoints stop here. */
@@ -39,20 +42,9 @@ export class WalCheckpoints {
 
   /** Called after each commit. */
   committed(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) return;
-    this.timer = setTimeout(() => this.start(), CHECKPOINT_DELAY_MS);
-    // Pending checkpoints never keep the process alive: closing the database checkpoints anyway.
-    this.timer.unref();
-  }
-
-  private start(): void {
-    this.timer = undefined;
-    this.again = false;
+    this.commits += 1;
+    if (this.closed || this.running || this.commits < CHECKPOINT_COMMITS) return;
+    this.commits = 0;
     pool ??= createWorkerPool(siblingModule('wal-checkpoint-worker', import.meta.url), { maxThreads: 1 });
     this.running = pool
       .run({ path: this.path }, never)
@@ -65,17 +57,12 @@ export class WalCheckpoints {
           this.failed();
         },
       )
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) this.committed();
-      });
+      .finally(() => (this.running = undefined));
   }
 
   /** Stops checkpointing; resolves once a checkpoint under way is over, so the database may close. */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
     await this.running;
   }
 }
