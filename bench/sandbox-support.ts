@@ -1,6 +1,7 @@
+import { tmpdir } from 'node:os';
 import { childEnvironment } from '../packages/api/src/tools/sandbox/exec/environment.js';
 import { locateProgram } from '../packages/api/src/tools/sandbox/exec/program-path.js';
-import { runScript } from '../packages/api/src/tools/sandbox/exec/run-script.js';
+import { runScript, type RunOptions } from '../packages/api/src/tools/sandbox/exec/run-script.js';
 import { PathSandbox } from '../packages/api/src/tools/sandbox/paths.js';
 import { toolSandbox } from '../packages/api/src/tools/sandbox/tool-sandbox.js';
 import type { ToolContext, ToolSettings } from '../packages/api/src/tools/tool.js';
@@ -14,6 +15,12 @@ export const settings = (sandboxEnabled: boolean, sandboxNetwork = false): ToolS
   sandboxNetwork,
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
+  sandboxMaxFileMb: 1024,
+  // The service's defaults: the floor's cost is part of what a command costs.
+  sandboxMinFreeMb: 1024,
+  sandboxMinFreePercent: 1,
+  sandboxMinFreeInodes: 10_000,
+  dataDir: tmpdir(),
   sandboxReadPaths: [],
   allowedPaths: [],
   workspacesDir: '',
@@ -33,7 +40,7 @@ export function contextFor(root: string, sandboxEnabled: boolean, sandboxNetwork
 }
 
 /** `bash true` at the executor: the policy has no `true`, and the launcher is what is measured. */
-export async function runTrue(context: ToolContext, sandboxed: boolean): Promise<void> {
+export async function runTrue(context: ToolContext, sandboxed: boolean, guard?: RunOptions<unknown>['guard']): Promise<void> {
   const env = childEnvironment(process.env, context.sandbox.roots);
   const searchPath = env.PATH as string;
   const truePath = locateProgram('true', searchPath) as string;
@@ -47,6 +54,7 @@ export async function runTrue(context: ToolContext, sandboxed: boolean): Promise
       prepare: (command) => command,
       locate: (name) => locateProgram(name, searchPath),
       ...(launcher === undefined ? {} : { launcher: (invocation) => launcher.launch(invocation.executable, invocation.argv.slice(1), context.workingDir) }),
+      ...(guard === undefined ? {} : { guard }),
     });
     if (result.exitCode !== 0) throw new Error(`true failed: ${result.output}`);
   } finally {

@@ -41,6 +41,7 @@ import { McpToolSource } from './mcp/tool-source.js';
 import type { ToolSource } from './tools/tool.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { HostResolver } from './webhooks/host-resolver.js';
 
 export interface Services {
   conversations: ConversationService;
@@ -217,15 +218,18 @@ export async function openServices(settings: Settings, log: Log, options: Servic
   sweeper.start();
   const bus = await openEventBus(settings, log);
   // Deliveries left pending by a stopped service (this one, or a replica) are sent from here on.
+  // One cap on webhook hosts' name lookups for the routes and the sender: they share libuv's pool with every file operation.
+  const resolver = new HostResolver();
   const dispatcher = new WebhookDispatcher({
     store: repository.webhooks,
+    resolver,
     allowPrivate: settings.webhookAllowPrivate,
     retryBaseMs: settings.webhookRetryBaseSeconds * 1000,
     userAgent: `mada/${VERSION}`,
     now,
     log,
   });
-  const webhooks = new WebhookService({ store: repository.webhooks, allowPrivate: settings.webhookAllowPrivate, now });
+  const webhooks = new WebhookService({ store: repository.webhooks, resolver, allowPrivate: settings.webhookAllowPrivate, now });
   // Runs' ends and approvals store their deliveries in their own transactions; the sender hears after the commit.
   const stopWaking = repository.webhooks.onDeliveriesStored(dispatcher.notify);
   const checkpoints = new CheckpointService({
@@ -234,6 +238,7 @@ export async function openServices(settings: Settings, log: Log, options: Servic
     excludedPaths: hiddenPathsFor(settings, startDir),
     workspaces,
     sandbox: { enabled: settings.sandboxEnabled, memoryMb: settings.sandboxMemoryMb, maxProcesses: settings.sandboxMaxProcesses },
+    floor: settings,
     log,
     // Only the run's owner may revert it (RunService.get), so the owner is the actor.
     onReverted: (run, paths) => repository.audit.append(revertedEntry(run, paths, now())).then(() => undefined),

@@ -175,6 +175,13 @@ const SPECS = {
   sandboxNetwork: spec('SANDBOX_NETWORK', boolean, true),
   sandboxMemoryMb: spec('SANDBOX_MEMORY_MB', integer(16, 1_048_576), 2048),
   sandboxMaxProcesses: spec('SANDBOX_MAX_PROCESSES', integer(8, 1_000_000), 256),
+  // The largest file any sandboxed process may write (RLIMIT_FSIZE): past it, SIGXFSZ or EFBIG.
+  sandboxMaxFileMb: spec('SANDBOX_MAX_FILE_MB', integer(1, 16_777_216), 1024),
+  // The free-space floor `bash` and the file tools keep on the file systems they write and DATA_DIR's:
+  // the larger of the MiB and the percentage of the file system's size; inodes likewise. All 0: off.
+  sandboxMinFreeMb: spec('SANDBOX_MIN_FREE_MB', integer(0, 1_073_741_824), 1024),
+  sandboxMinFreePercent: spec('SANDBOX_MIN_FREE_PERCENT', decimal(0, 50), 1),
+  sandboxMinFreeInodes: spec('SANDBOX_MIN_FREE_INODES', integer(0, Number.MAX_SAFE_INTEGER), 10_000),
   sandboxReadPaths: spec('SANDBOX_READ_PATHS', list, [] as string[]),
   searchEngineUrl: spec('SEARCH_ENGINE_URL', httpUrl, 'http://localhost:8080'),
   searchEngineTimeout: spec('SEARCH_ENGINE_TIMEOUT', decimal(0, 3600, true), 10),

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { ApprovalDecision, ApprovalResponse, RunResponse } from '@mada/protocol';
 import { describeCall } from '@mada/protocol/browser';
 import { api, ApiError } from './api.js';
@@ -13,6 +13,40 @@ const DECISIONS: { decision: ApprovalDecision; label: string; className: string 
   { decision: 'deny', label: 'Deny', className: 'deny' },
   { decision: 'approve_always', label: 'Always', className: 'quiet' },
 ];
+
+/**
+ * The call in a box of bounded height. A call can be made so that its start looks harmless and
+ * the rest sits below the fold (hundreds of blank lines before `rm ...`, written by a model a
+ * hostile file steered; runs of spaces hang at the end of a line here rather than wrap): when
+ * the box cannot show all of it, the card says so above the answers, as the `mada` client does
+ * in a terminal too short for the call.
+ */
+function CallText({ text }: { text: string }) {
+  const box = useRef<HTMLPreElement>(null);
+  const [hidden, setHidden] = useState(false);
+  useEffect(() => {
+    const element = box.current;
+    if (element === null) return;
+    const measure = (): void => setHidden(element.scrollHeight > element.clientHeight + 1);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [text]);
+  return (
+    <>
+      {/* Focusable: a box that scrolls must scroll from the keyboard too. */}
+      <pre ref={box} className="call" tabIndex={0}>
+        {text}
+      </pre>
+      {hidden ? (
+        <p className="error" role="note">
+          The call is longer than this box shows: scroll it to read all of it before you answer.
+        </p>
+      ) : null}
+    </>
+  );
+}
 
 function ApprovalCard({ approval, now, onRefused }: { approval: ApprovalResponse; now: number; onRefused: (detail: string) => void }) {
   const client = useQueryClient();
@@ -41,7 +75,7 @@ function ApprovalCard({ approval, now, onRefused }: { approval: ApprovalResponse
       <h2 id={titleId} className="tool">
         {approval.tool}
       </h2>
-      <pre className="call">{describeCall(approval)}</pre>
+      <CallText text={describeCall(approval)} />
       <dl>
         <dt>Reason</dt>
         <dd>{approval.reason}</dd>

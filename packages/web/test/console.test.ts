@@ -186,6 +186,34 @@ describe('the console in a browser', () => {
     return (await signedInPage(browser, here, key, prepare)).page;
   }
 
+  it('says so on the card when a call is longer than its box, so a removal padded below the fold is not approved unseen', async () => {
+    const { page, key } = await signedIn();
+    // Red-team: a model steered by a hostile file pads a removal far below a harmless start.
+    // (Spaces would not do it here: at the end of a wrapped line they hang instead of wrapping.)
+    const padded = `echo checking the build${'\n'.repeat(300)}rm padded.txt`;
+    model.push(
+      scripted.toolCalls({ name: 'bash', arguments: { command: padded } }),
+      scripted.toolCalls({ name: 'bash', arguments: { command: 'rm plain.txt' } }),
+      scripted.text('left both'),
+    );
+    await api('POST', '/runs', { agent_type: 'task', prompt: 'check the build', working_dir: t.workdir }, key);
+    const deny = async (): Promise<void> => {
+      const [approval] = (await api('GET', '/approvals?status=pending', undefined, key)).approvals as { id: string }[];
+      await api('POST', `/approvals/${approval!.id}`, { decision: 'deny' }, key);
+    };
+    const warning = 'The call is longer than this box shows: scroll it to read all of it before you answer.';
+    const long = page.getByRole('article').filter({ hasText: 'echo checking the build' });
+    await long.getByRole('note').filter({ hasText: warning }).waitFor({ timeout: 10_000 });
+    expect(await seriousViolations(page)).toEqual([]);
+    await deny();
+    // The same run's next call fits its box: no such note.
+    const short = page.getByRole('article').filter({ hasText: 'rm plain.txt' });
+    await short.waitFor({ timeout: 10_000 });
+    expect(await short.getByRole('note').count()).toBe(0);
+    await deny();
+    await page.context().close();
+  }, 60_000);
+
   it('takes an approval answered elsewhere out of the Inbox at once, counts them in the title, notifies, and explains a 409', async () => {
     const own = await ownService();
     try {

@@ -230,6 +230,8 @@ describe('the console views in a browser', () => {
       `Inline <img src=x onerror="window.__pwned='inline'"> too, and ![a picture](https://elsewhere.invalid/p.png).`,
       '',
       'Hidden\u202Ereversed',
+      '',
+      "[a script link](javascript:window.__pwned='link') and [a data link](data:text/html,<script>alert(1)</script>).",
     ].join('\n');
     model.push(LOOK, scripted.text(answer));
     const run = await endedRun(key, { agent_type: 'task', prompt: 'say something', working_dir: ownDir(), mode: 'auto_accept' });
@@ -250,6 +252,12 @@ describe('the console views in a browser', () => {
     expect(text).toContain("<script>window.__pwned = 'script'</script>");
     expect(text).toContain('Hidden<U+202E>reversed');
     expect(await answerBox.locator('img, script').count()).toBe(0);
+    // A link the model wrote goes nowhere but to a web address: no script or data URL survives.
+    const hrefs = await answerBox.locator('a').evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''));
+    expect(hrefs.filter((href) => /^\s*(javascript|data|vbscript):/i.test(href))).toEqual([]);
+    await answerBox.getByText('a script link').click();
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(cspViolations).toEqual([]);
     expect(await seriousViolations(page)).toEqual([]);
   }, 60_000);

@@ -1,9 +1,16 @@
+import { createHash } from 'node:crypto';
 import type { ApprovalDecision } from '@mada/protocol';
 import type { ApprovalRecord } from '../db/approval-repository.js';
 import { SYSTEM_ACTOR, type AuditDetail, type NewAuditEntry } from '../db/audit-repository.js';
 
-/** Longest command an entry keeps: what the approver was shown, not whatever an agent wrote. */
-const MAX_SHOWN = 4096;
+/**
+ * Longest command an entry keeps whole: twice the 8 KiB the command policy takes, so every
+ * `bash` command an approver was shown is kept as shown. A cut hides what comes after it, and a
+ * model steered by a hostile file puts the removal there, after thousands of spaces: a longer
+ * command (an MCP tool's `command` argument) is kept as its start, its length and its SHA-256,
+ * which name the whole of it.
+ */
+const MAX_SHOWN = 16_384;
 
 /**
  * What the approver was shown of a call: its command (bash) or the path it writes, never the
@@ -18,8 +25,16 @@ function shown(record: ApprovalRecord): AuditDetail {
   }
   if (typeof args !== 'object' || args === null) return {};
   const { command, file_path: filePath } = args as { command?: unknown; file_path?: unknown };
-  if (typeof command === 'string') return { command: command.length > MAX_SHOWN ? `${command.slice(0, MAX_SHOWN)}…` : command };
+  if (typeof command === 'string') return command.length <= MAX_SHOWN ? { command } : longCommand(command);
   return typeof filePath === 'string' ? { path: filePath } : {};
+}
+
+function longCommand(command: string): AuditDetail {
+  return {
+    command: `${command.slice(0, MAX_SHOWN).toWellFormed()}…`,
+    command_chars: command.length,
+    command_sha256: createHash('sha256').update(command, 'utf8').digest('hex'),
+  };
 }
 
 const base = (record: ApprovalRecord) => ({ target: `approval:${record.id}`, detail: { run: record.runId, tool: record.tool, ...shown(record) } });

@@ -14,9 +14,11 @@ import {
   RevertRefusedError,
   RevertSandboxUnavailableError,
   RunInProgressError,
+  SnapshotBelowDiskFloorError,
   SnapshotSandboxUnavailableError,
   WorkingDirChangedError,
 } from './errors.js';
+import { floorBreach, type FloorSettings } from '../tools/sandbox/disk-floor.js';
 import { writeObject } from './loose-store.js';
 import { changedSinceRun, restore } from './revert.js';
 import { restoreInSandbox } from './sandboxed-restore.js';
@@ -39,6 +41,8 @@ export interface CheckpointOptions {
    * default limits.
    */
   sandbox?: { enabled: boolean; memoryMb: number; maxProcesses: number };
+  /** The free-space floor on `root`'s file system: below it no snapshot is taken. Absent: none. */
+  floor?: FloorSettings;
   /**
    * Each user's workspace, as it is now: a run's checkpoint is read (changes, the end snapshot a
    * stopped service left to take) and reverted only while its working directory is still in its
@@ -283,6 +287,7 @@ export class CheckpointService {
         const dir = openWorkingDir(workingDir, pin);
         let snapshot: Snapshot;
         try {
+          await this.keepFloor();
           await repo.ensure();
           const access = await this.treeAccess(dir);
           snapshot = await repo.through(access).snapshot({ maxFileBytes: this.options.maxFileBytes, excludedPaths: this.options.excludedPaths });
@@ -314,6 +319,13 @@ export class CheckpointService {
       );
       return false;
     }
+  }
+
+  /** Checked before each snapshot, not during it: one snapshot writes at most what the tree holds, in files of at most maxFileBytes. */
+  private async keepFloor(): Promise<void> {
+    const { floor } = this.options;
+    const reason = floor === undefined ? undefined : await floorBreach([{ path: this.options.root, name: "the service's data" }], floor);
+    if (reason !== undefined) throw new SnapshotBelowDiskFloorError(reason);
   }
 
   /**

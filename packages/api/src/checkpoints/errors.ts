@@ -59,6 +59,17 @@ export class SnapshotSandboxUnavailableError extends Error {
 }
 
 /**
+ * DATA_DIR's file system is below the free-space floor (tools/sandbox/disk-floor.ts): the room left
+ * is kept for the database and stored runs, which every user's runs need; a checkpoint is optional.
+ */
+export class SnapshotBelowDiskFloorError extends Error {
+  constructor(reason: string) {
+    super(`no room for it: ${reason} (SANDBOX_MIN_FREE_MB, SANDBOX_MIN_FREE_PERCENT, SANDBOX_MIN_FREE_INODES)`);
+    this.name = 'SnapshotBelowDiskFloorError';
+  }
+}
+
+/**
  * The run's working directory is no longer in its owner's workspace (an admin changed the user's
  * paths): whatever is there now may be another user's, so it is neither read nor reverted.
  */

@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, type DirectoryRules, type RuleChain } from '../tools/search/ignore-files.js';
 import { innerRuleLines, outerRuleLines, readIgnoreFile } from './outer-ignores.js';
 import { asBytes } from './snapshot-rules.js';
+import { TimeSlice } from '../util/time-slice.js';
 
 /** The ignore files ripgrep reads and git does not; by rank, lowest first. */
 const SEARCH_IGNORE_NAMES = ['.ignore', '.rgignore'] as const;
@@ -79,9 +79,6 @@ const parentOf = (path: string): string => {
   return cut < 0 ? '' : path.slice(0, cut);
 };
 
-/** The longest judging paths keeps the event loop before letting other work run. */
-const SLICE_MS = 10;
-
 const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -108,12 +105,9 @@ export class GlobVerdict {
     const parents = [...new Set(paths.map(parentOf))];
     const states = new Map(await Promise.all(parents.map(async (dir) => [dir, await this.dir(dir)] as const)));
     const hidden = new Set<string>();
-    let sliceStart = performance.now();
+    const slice = new TimeSlice();
     for (const path of paths) {
-      if (performance.now() - sliceStart > SLICE_MS) {
-        await yieldToEventLoop();
-        sliceStart = performance.now();
-      }
+      if (slice.due()) await slice.pause();
       if (this.judge(path, states.get(parentOf(path)) as { chain: RuleChain; hidden: boolean })) hidden.add(path);
     }
     return hidden;

@@ -157,12 +157,12 @@ export class DrizzleRepository implements ConversationRepository {
     return this.adapter.transaction((tx) => appendMessagesIn(this.t, tx, conversationId, batch, options));
   }
 
-  messagesAfter(conversationId: string, afterSeq: number, count: number): Promise<ListedMessage[]> {
+  messagesAfter(conversationId: string, afterSeq: number, count: number, bytes = MESSAGE_PAGE_BYTES): Promise<ListedMessage[]> {
     const m = this.t.messages;
     const after = and(eq(m.conversationId, conversationId), gt(m.seq, afterSeq));
     return this.adapter.run(async (db) => {
       const sizes = await db.select({ seq: m.seq, bytes: this.contentBytes }).from(m).where(after).orderBy(asc(m.seq)).limit(count);
-      const taken = withinPage(sizes);
+      const taken = withinPage(sizes, bytes);
       if (taken.length === 0) return [];
       return this.listed(db, and(after, lte(m.seq, taken.at(-1)!.seq)));
     });
@@ -180,7 +180,7 @@ export class DrizzleRepository implements ConversationRepository {
         .where(before)
         .orderBy(desc(m.seq))
         .limit(limit + 1);
-      const taken = withinPage(sizes.slice(0, limit));
+      const taken = withinPage(sizes.slice(0, limit), MESSAGE_PAGE_BYTES);
       if (taken.length === 0) return { messages: [], hasMore: false };
       const messages = await this.listed(db, and(before, gte(m.seq, taken.at(-1)!.seq)));
       return { messages, hasMore: sizes.length > taken.length };
@@ -341,13 +341,13 @@ export class DrizzleRepository implements ConversationRepository {
   }
 }
 
-/** The leading sizes whose total stays within MESSAGE_PAGE_BYTES (the first always counts). */
-function withinPage<T extends { bytes: number }>(sizes: readonly T[]): T[] {
+/** The leading sizes whose total stays within `budget` bytes (the first always counts). */
+function withinPage<T extends { bytes: number }>(sizes: readonly T[], budget: number): T[] {
   let total = 0;
   let taken = 0;
   for (const { bytes } of sizes) {
     total += bytes;
-    if (taken > 0 && total > MESSAGE_PAGE_BYTES) break;
+    if (taken > 0 && total > budget) break;
     taken += 1;
   }
   return sizes.slice(0, taken);

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, lt, lte, ne, notInArray, or, sql } from 'drizzle-orm';
 import type { DialectAdapter } from './dialect.js';
 import { appendAuditIn } from './drizzle-audit-repository.js';
 import { toDelivery, webhookEvents, type DeliveryOutbox } from './webhook-deliveries.js';
@@ -90,14 +90,16 @@ export class DrizzleWebhookRepository implements WebhookRepository {
     );
   }
 
-  async claimDue(now: Date, claimUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, claimUntil: Date, limit: number, skipUsers: readonly string[] = []): Promise<ClaimedDelivery[]> {
     const { webhooks: w, webhookDeliveries: d } = this.t;
-    const claimable = and(eq(d.status, 'pending'), lte(d.nextAttemptAt, now), or(isNull(d.claimedUntil), lt(d.claimedUntil, now)));
+    const pending = and(eq(d.status, 'pending'), lte(d.nextAttemptAt, now), or(isNull(d.claimedUntil), lt(d.claimedUntil, now)));
     // One statement, so no transaction: SQLite takes its write lock at once (a transaction that
     // read first could not upgrade while another connection writes). The UPDATE checks the
     // condition again: on PostgreSQL a row another replica claimed meanwhile is re-read after its
     // commit and no longer matches, and SKIP LOCKED lets concurrent claimers pass each other's rows.
     const claimed = await this.adapter.run((db) => {
+      // The users the sender has enough of in flight: their webhooks wait, others' go first.
+      const claimable = skipUsers.length === 0 ? pending : and(pending, notInArray(d.webhookId, db.select({ id: w.id }).from(w).where(inArray(w.userId, [...skipUsers]))));
       const candidates = db.select({ id: d.id }).from(d).where(claimable).orderBy(asc(d.nextAttemptAt)).limit(limit);
       const due = this.adapter.dialect === 'postgres' ? candidates.for('update', { skipLocked: true }) : candidates;
       return db
@@ -111,13 +113,13 @@ export class DrizzleWebhookRepository implements WebhookRepository {
     const u = this.t.users;
     // Users of API_KEYS have no row: they are never disabled.
     const targets = await this.adapter.run((db) =>
-      db.select({ id: w.id, url: w.url, secret: w.secret, disabled: u.disabled }).from(w).leftJoin(u, eq(u.id, w.userId)).where(inArray(w.id, ids)),
+      db.select({ id: w.id, userId: w.userId, url: w.url, secret: w.secret, disabled: u.disabled }).from(w).leftJoin(u, eq(u.id, w.userId)).where(inArray(w.id, ids)),
     );
     const byId = new Map(targets.map((target) => [target.id, target]));
     // A webhook deleted meanwhile took its deliveries with it: nothing to send.
     return claimed.flatMap((row) => {
       const target = byId.get(row.webhookId);
-      return target === undefined ? [] : [{ ...toDelivery(row), url: target.url, secret: target.secret, ownerDisabled: target.disabled === true }];
+      return target === undefined ? [] : [{ ...toDelivery(row), userId: target.userId, url: target.url, secret: target.secret, ownerDisabled: target.disabled === true }];
     });
   }
 

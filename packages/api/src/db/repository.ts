@@ -148,10 +148,11 @@ export interface ConversationRepository {
   appendMessages(conversationId: string, messages: NewMessage[], options: AppendOptions): Promise<AppendResult | undefined>;
   /**
    * Messages after sequence `afterSeq`, oldest first: at most `count`, and no more than fit in
-   * MESSAGE_PAGE_BYTES of content (always at least one), so whole histories are read in pages of
-   * bounded size. Sizes are read before contents: a page of huge messages is cut before any loads.
+   * `bytes` of content (MESSAGE_PAGE_BYTES unless given; always at least one), so whole histories
+   * are read in pages of bounded size. Sizes are read before contents: a page of huge messages is
+   * cut before any loads. Contents over MESSAGE_PAGE_BYTES are left out whatever `bytes` is.
    */
-  messagesAfter(conversationId: string, afterSeq: number, count: number): Promise<ListedMessage[]>;
+  messagesAfter(conversationId: string, afterSeq: number, count: number, bytes?: number): Promise<ListedMessage[]>;
   /**
    * The messages just before sequence `beforeSeq` (null: the latest), oldest first: at most
    * `limit`, and fewer when the newest of them already fill MESSAGE_PAGE_BYTES (always at least

@@ -33,6 +33,8 @@ export interface DeliveryRecord {
 
 /** A claimed delivery with what sending it needs. */
 export interface ClaimedDelivery extends DeliveryRecord {
+  /** The webhook's owner: the sender shares itself out between owners. */
+  userId: string;
   url: string;
   secret: string;
   /** The webhook's owner is a stored user who is disabled now: nothing of theirs is sent. */
@@ -85,9 +87,10 @@ export interface WebhookRepository {
   listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
   /**
    * Claims up to `limit` pending deliveries due by `now` whose claim has run out, until
-   * `claimUntil`, counting the attempt. A row is claimed by one caller only, on every replica.
+   * `claimUntil`, counting the attempt, none of them of a webhook of a user in `skipUsers`. A row
+   * is claimed by one caller only, on every replica.
    */
-  claimDue(now: Date, claimUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
+  claimDue(now: Date, claimUntil: Date, limit: number, skipUsers?: readonly string[]): Promise<ClaimedDelivery[]>;
   /** Records an attempt's outcome if the claim is still the caller's; false when it was not. */
   recordAttempt(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean>;
   /** When the next pending delivery nobody has claimed at `now` falls due; undefined when there is none. */

@@ -1,16 +1,17 @@
 import { Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ConversationResponse } from '@mada/protocol';
 import type { OutgoingMessage } from '../conversations/service.js';
+import { TimeSlice } from '../util/time-slice.js';
 
 /*
  * Bodies holding messages, written as the messages are read: the same bytes Fastify's serializer
  * gives for their schemas (fields in schema order), but a long conversation read by several
  * clients is never held whole in memory, and a large message's content is escaped a slice at a
  * time, never on the event loop all at once. Each stream pulls more only as the client drains what
- * was sent, and gives other requests the event loop between pages and between slices: a stream
- * pulls through promises alone, and while a fast client kept draining, one reader of a 60 MiB
- * history held the loop for seconds at a time.
+ * was sent, and gives other requests the event loop every few milliseconds: a stream pulls through
+ * promises alone, and while a fast client kept draining, one reader of a 60 MiB history held the
+ * loop for seconds at a time. (A turn at every page and slice instead let six readers interleave so
+ * finely that their pages outlived young-generation collections: twice the memory.)
  */
 
 /** ConversationDetailResponse: the conversation's fields, then every message of `pages`. */
@@ -27,11 +28,12 @@ async function* detailChunks(head: ConversationResponse, pages: AsyncIterable<Ou
   // The head's last character is its closing brace; the messages go in its place.
   yield `${JSON.stringify(head).slice(0, -1)},"messages":[`;
   let separator = '';
+  const slice = new TimeSlice();
   for await (const page of pages) {
-    await nextTurn();
+    if (slice.due()) await slice.pause();
     for (const message of page) {
       yield separator;
-      yield* messageChunks(message);
+      yield* messageChunks(message, slice);
       separator = ',';
     }
   }
@@ -48,20 +50,32 @@ async function* pageChunks(messages: readonly OutgoingMessage[], hasMore: boolea
 }
 
 /** One MessageResponse: id, role, content, token_count, is_summary, created_at. */
-async function* messageChunks({ fields, content }: OutgoingMessage): AsyncGenerator<string> {
+async function* messageChunks({ fields, content }: OutgoingMessage, slice = new TimeSlice()): AsyncGenerator<string> {
   const { id, role, ...rest } = fields;
   const tail = `,${JSON.stringify(rest).slice(1)}`;
   const start = `${JSON.stringify({ id, role }).slice(0, -1)},"content":`;
-  if (typeof content === 'string') {
-    yield start + JSON.stringify(content) + tail;
-    return;
-  }
   yield `${start}"`;
-  // Slices end on whole characters, and JSON escapes each character on its own: the pieces join
-  // into the escape of the whole content.
-  for await (const slice of content) {
-    yield JSON.stringify(slice).slice(1, -1);
-    await nextTurn();
+  if (typeof content === 'string') yield escaped(content);
+  else {
+    // Slices end on whole characters, and JSON escapes each character on its own: the pieces join
+    // into the escape of the whole content.
+    for await (const piece of content) {
+      yield escaped(piece);
+      if (slice.due()) await slice.pause();
+    }
   }
   yield `"${tail}`;
+}
+
+/** Characters JSON.stringify writes as escapes; lone surrogates are checked apart. */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+/**
+ * Text as it stands between the quotes of a JSON string. Most content needs no escape and is sent
+ * as it is: no copy of each message is made, so six readers of a long history do not fill the heap
+ * with copies that outlive a collection.
+ */
+function escaped(text: string): string {
+  return NEEDS_ESCAPE.test(text) || !text.isWellFormed() ? JSON.stringify(text).slice(1, -1) : text;
 }

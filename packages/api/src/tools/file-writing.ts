@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { openCheckedForWriting } from './checked-open.js';
 import { isProtectedGitPath, writesGitDirectoryLayout } from './sandbox/protected-paths.js';
 import { protectedPathsFor } from './sandbox/tool-sandbox.js';
+import { floorAdvice, floorBreach, servicePlaces } from './sandbox/disk-floor.js';
 import type { ToolContext } from './tool.js';
 import { errnoCode, ToolError } from './tool-errors.js';
 import { shownPath } from '../util/byte-path.js';
@@ -52,6 +53,7 @@ function protectedFileMatching(stats: Stats, paths: readonly string[], known: re
  * itself is compared with the protected ones, and only then truncated.
  */
 export async function writeRealFile(path: string, content: string, context: ToolContext): Promise<void> {
+  await keepDiskFloor(path, context);
   const handle = await openCheckedForWriting(path);
   try {
     const stats = await handle.stat();
@@ -66,6 +68,16 @@ export async function writeRealFile(path: string, content: string, context: Tool
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Below the free-space floor (disk-floor.ts) of the file's file system or the service's data, no
+ * write: each is at most MAX_WRITE_BYTES, but an agent can call the tool in a loop, and a smaller
+ * edit is refused alike, one rule being easier to tell than the size it would free.
+ */
+async function keepDiskFloor(path: string, context: ToolContext): Promise<void> {
+  const reason = await floorBreach([{ path, name: path }, ...servicePlaces(context.settings)], context.settings);
+  if (reason !== undefined) throw new ToolError(`Refusing to write ${path}: ${floorAdvice(reason)}`);
 }
 
 /** The texts of write failures, kept word for word from the original service. */

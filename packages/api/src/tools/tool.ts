@@ -38,6 +38,11 @@ export type ToolSettings = Pick<
   | 'sandboxNetwork'
   | 'sandboxMemoryMb'
   | 'sandboxMaxProcesses'
+  | 'sandboxMaxFileMb'
+  | 'sandboxMinFreeMb'
+  | 'sandboxMinFreePercent'
+  | 'sandboxMinFreeInodes'
+  | 'dataDir'
   | 'sandboxReadPaths'
   | 'allowedPaths'
   | 'workspacesDir'
@@ -47,7 +52,9 @@ export type ToolSettings = Pick<
   | 'retryMaxAttempts'
   | 'retryBaseDelay'
   | 'retryMaxDelay'
->;
+> &
+  // The SQLite database may lie outside DATA_DIR: its file system is watched too (disk-floor.ts).
+  Partial<Pick<Settings, 'database'>>;
 
 /** Runs a sub-agent for spawn_agent; provided by the agent engine. */
 export type SubAgentRunner = (agentType: string, prompt: string, workingDir: string, signal: AbortSignal) => Promise<string>;

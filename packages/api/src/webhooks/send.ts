@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { resolveTarget } from './addresses.js';
+import type { HostResolver } from './host-resolver.js';
 
 /** A receiver has this long to connect, answer and send its (ignored) body. */
 export const SEND_TIMEOUT_MS = 10_000;
@@ -35,9 +36,9 @@ export interface Delivery {
  * followed (a 3xx is a failed attempt), and the answer's body is drained up to MAX_RESPONSE_BYTES,
  * never kept.
  */
-export async function sendDelivery(delivery: Delivery, options: { allowPrivate: boolean; userAgent: string }): Promise<SendResult> {
+export async function sendDelivery(delivery: Delivery, options: { allowPrivate: boolean; userAgent: string; resolver: HostResolver }): Promise<SendResult> {
   const url = new URL(delivery.url);
-  const target = await resolveTarget(url.hostname, options.allowPrivate);
+  const target = await resolveTarget(url.hostname, options.allowPrivate, options.resolver);
   if (!target.ok) return { delivered: false, statusCode: null, error: target.reason };
   // Node asks with `all: true` when it tries several addresses (autoSelectFamily): either way, this one.
   const pinned = ((_hostname: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {

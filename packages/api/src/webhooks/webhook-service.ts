@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryRecord, WebhookEvent, WebhookRecord, WebhookRepository } from '../db/webhook-repository.js';
 import { WebhookLimitReached } from '../db/webhook-repository.js';
 import { WebhookLimitError, WebhookNotFoundError } from './errors.js';
+import { HostResolver } from './host-resolver.js';
 import { checkWebhookUrl } from './webhook-url.js';
 
 /** Webhooks a user may have at once. */
@@ -15,6 +16,8 @@ export interface WebhookServiceOptions {
   store: WebhookRepository;
   allowPrivate: boolean;
   now: () => Date;
+  /** Shared with the sender, so that the cap on lookups is the service's (host-resolver.ts). */
+  resolver?: HostResolver;
 }
 
 /**
@@ -23,11 +26,15 @@ export interface WebhookServiceOptions {
  * approval's creation); the sender (dispatcher.ts) posts them and retries.
  */
 export class WebhookService {
-  constructor(private readonly options: WebhookServiceOptions) {}
+  private readonly resolver: HostResolver;
+
+  constructor(private readonly options: WebhookServiceOptions) {
+    this.resolver = options.resolver ?? new HostResolver();
+  }
 
   /** Stores a webhook; `secret` is made when absent. The record carries it: the route shows it this once. */
   async create(userId: string, input: { url: string; events: WebhookEvent[]; secret?: string | undefined }): Promise<WebhookRecord> {
-    const url = await checkWebhookUrl(input.url, this.options.allowPrivate);
+    const url = await checkWebhookUrl(input.url, this.options.allowPrivate, this.resolver);
     const record: WebhookRecord = {
       id: randomUUID(),
       userId,

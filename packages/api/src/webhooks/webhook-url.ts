@@ -1,5 +1,6 @@
 import { resolveTarget } from './addresses.js';
 import { WebhookUrlError } from './errors.js';
+import type { HostResolver } from './host-resolver.js';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
@@ -8,7 +9,7 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
  * credentials, or (unless `allowPrivate`) with a host that resolves to a loopback, private,
  * link-local or other non-public address. Sending checks the address again (send.ts).
  */
-export async function checkWebhookUrl(text: string, allowPrivate: boolean): Promise<URL> {
+export async function checkWebhookUrl(text: string, allowPrivate: boolean, resolver: HostResolver): Promise<URL> {
   if (text.length > MAX_WEBHOOK_URL_LENGTH) throw new WebhookUrlError(`Webhook URL is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`);
   let url: URL;
   try {
@@ -18,7 +19,7 @@ export async function checkWebhookUrl(text: string, allowPrivate: boolean): Prom
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WebhookUrlError('Webhook URL must use http or https');
   if (url.username !== '' || url.password !== '') throw new WebhookUrlError('Webhook URL must not carry credentials');
-  const target = await resolveTarget(url.hostname, allowPrivate);
+  const target = await resolveTarget(url.hostname, allowPrivate, resolver);
   if (!target.ok && target.reason === 'dns') throw new WebhookUrlError(`Webhook URL host does not resolve: ${url.hostname}`);
   if (!target.ok) throw new WebhookUrlError('Webhook URL resolves to a loopback, private or link-local address');
   return url;

@@ -1,18 +1,26 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { readdirSync, statfsSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../../../test/helpers/temp-dirs.js';
 import { CheckpointService } from '../../src/checkpoints/checkpoint-service.js';
 import type { RunRecord } from '../../src/db/run-repository.js';
+import type { FloorSettings } from '../../src/tools/sandbox/disk-floor.js';
 
 const quiet = { warn: () => undefined };
 
-function fixture(gitMemoryBytes?: number) {
+function fixture(gitMemoryBytes?: number, floor?: (root: string) => FloorSettings) {
   // Both removed when the file ends, the snapshots of a test that failed half-way included.
   const workingDir = tempDir('mada-ckpt-wd-');
   const root = tempDir('mada-ckpt-root-');
-  const service = new CheckpointService({ root, maxFileBytes: 1024 * 1024, excludedPaths: [], log: quiet, ...(gitMemoryBytes === undefined ? {} : { gitMemoryBytes }) });
+  const service = new CheckpointService({
+    root,
+    maxFileBytes: 1024 * 1024,
+    excludedPaths: [],
+    log: quiet,
+    ...(gitMemoryBytes === undefined ? {} : { gitMemoryBytes }),
+    ...(floor === undefined ? {} : { floor: floor(root) }),
+  });
   return { workingDir, root, service };
 }
 
@@ -88,5 +96,25 @@ describe('checkpoints of runs', () => {
     truncateSync(join(workingDir, '.gitignore'), 512 * 1024 * 1024);
     await checkpoint.finish();
     await expect(service.changes(runRecord(id, workingDir, 'succeeded'))).rejects.toThrow(/^No checkpoint for this run: the snapshot at the end of the run failed: git [a-z-]+ failed \(128\): fatal: Out of memory/);
+  });
+
+  it("take no snapshot while DATA_DIR's file system is below the free-space floor, and say why", async () => {
+    // A floor 1 GiB above what is free now: crossed already (the machine's disk cannot be shrunk for a test).
+    const crossed = (root: string): FloorSettings => {
+      const stats = statfsSync(root);
+      return { sandboxMinFreeMb: Math.floor((stats.bavail * stats.bsize) / (1024 * 1024)) + 1024, sandboxMinFreePercent: 0, sandboxMinFreeInodes: 0 };
+    };
+    const { workingDir, root, service } = fixture(undefined, crossed);
+    writeFileSync(join(workingDir, 'a.txt'), 'before\n');
+    const id = '66666666-6666-4666-8666-666666666666';
+    const checkpoint = service.forRun(id, workingDir);
+    await checkpoint.beforeModify();
+    await checkpoint.finish();
+    // Only the reason is recorded (a few bytes): no tree of the working directory was stored.
+    const refs = readdirSync(root).map((shadow) => execFileSync('git', ['--git-dir', join(root, shadow), 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' }));
+    expect(refs.join('')).not.toContain(`refs/mada/runs/${id}/before`);
+    await expect(service.changes(runRecord(id, workingDir, 'succeeded'))).rejects.toThrow(
+      /^No checkpoint for this run: the snapshot before the run failed: no room for it: the file system of the service's data has \d+ MiB free, below the floor of \d+ MiB/,
+    );
   });
 });

@@ -41,6 +41,18 @@ describe.each(DIALECTS)('webhook repository on %s', (dialect) => {
     expect((await store.claimDue(T0, later(60_000), 10)).map((d) => d.webhookId)).toEqual([asked.id]);
   });
 
+  it('passes over the deliveries of the users it is told to skip, and names the owner of each one it claims', async () => {
+    await store.createWebhook(hook('alice'), 20);
+    await store.createWebhook(hook('alice'), 20);
+    const bobs = await store.createWebhook(hook('bob'), 20);
+    await enqueue('alice', 'run_ended');
+    // Bob's falls due after alice's: only the skip lets it past them.
+    await enqueue('bob', 'run_ended', later(5));
+    const claimed = await store.claimDue(later(10), later(60_000), 1, ['alice']);
+    expect(claimed.map((d) => [d.userId, d.webhookId])).toEqual([['bob', bobs.id]]);
+    expect((await store.claimDue(later(10), later(60_000), 10, ['bob'])).map((d) => d.userId)).toEqual(['alice', 'alice']);
+  });
+
   it('refuses a webhook beyond the limit, however many are created at once', async () => {
     const results = await Promise.allSettled(Array.from({ length: 6 }, () => store.createWebhook(hook(), 4)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../src/webhooks/addresses.js';
+import { HostResolver } from '../../src/webhooks/host-resolver.js';
 import { MAX_RESPONSE_BYTES, sendDelivery } from '../../src/webhooks/send.js';
 
 const servers: Server[] = [];
@@ -26,7 +27,8 @@ async function serve(handle: Parameters<typeof createServer>[1]): Promise<{ url:
 }
 
 const delivery = (url: string) => ({ id: 'd-1', event: 'run_ended', url, secret: 'a-secret-of-sixteen+', body: '{"event":"run_ended"}' });
-const allow = { allowPrivate: true, userAgent: 'mada/test' };
+const resolver = new HostResolver();
+const allow = { allowPrivate: true, userAgent: 'mada/test', resolver };
 
 describe('sending one delivery', () => {
   it('signs the exact body with the secret', async () => {
@@ -70,7 +72,7 @@ describe('sending one delivery', () => {
     const { url, hits } = await serve((_request, response) => response.end());
     const port = new URL(url).port;
     for (const host of ['127.0.0.1', 'localhost', '[::ffff:127.0.0.1]']) {
-      expect(await sendDelivery(delivery(`http://${host}:${port}/in`), { allowPrivate: false, userAgent: 'mada/test' })).toEqual({
+      expect(await sendDelivery(delivery(`http://${host}:${port}/in`), { allowPrivate: false, userAgent: 'mada/test', resolver })).toEqual({
         delivered: false,
         statusCode: null,
         error: 'address_refused',
@@ -90,7 +92,7 @@ describe('sending one delivery', () => {
 describe('public addresses', () => {
   it('passes plain unicast addresses only', () => {
     const refused = ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1'];
-    const refused6 = ['::1', '::', 'fd00::1', 'fd00:ec2::254', 'fe80::1%eth0', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', 'ff02::1'];
+    const refused6 = ['::1', '::', 'fd00::1', 'fd00:ec2::254', 'fe80::1%eth0', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', 'ff02::1', '::7f00:1', '::a9fe:a9fe', '4000::1'];
     for (const address of [...refused, ...refused6, 'not-an-address', '']) expect({ address, public: isPublicAddress(address) }).toEqual({ address, public: false });
     for (const address of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '[2001:4860:4860::8888]']) expect({ address, public: isPublicAddress(address) }).toEqual({ address, public: true });
   });

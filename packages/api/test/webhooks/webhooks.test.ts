@@ -173,6 +173,10 @@ describe('webhooks', () => {
       'http://[fe80::1]/',
       'http://100.64.0.1/',
       'http://2130706433/',
+      'http://0177.0.0.1/',
+      'http://0x7f.1/',
+      'http://[::127.0.0.1]/',
+      'http://[::169.254.169.254]/',
     ];
     for (const url of refused) {
       const response = await call('POST', '/me/webhooks', { url, events: ['run_ended'] });

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ElicitResultSchema, type ClientCapabilities, type ElicitResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { ApprovalDecision } from '@mada/protocol';
+import { describeCall, exactText, type ApprovalDecision } from '@mada/protocol';
 import type { ApprovalRelay, ApprovalService } from '../../approvals/approval-service.js';
 import type { ApprovalRecord } from '../../db/approval-repository.js';
 import type { Log } from '../../util/log.js';
@@ -17,8 +17,12 @@ export interface RelayContext {
 
 /** As `POST /approvals/{id}` takes it. */
 const MAX_MESSAGE_CHARS = 2000;
-/** The arguments as shown in the question: model output, shown as the inbox shows it, but bounded. */
-const MAX_ARGS_CHARS = 2000;
+/**
+ * The longest question put to a client. The call in it is model output, which a hostile file can
+ * steer: it is shown whole or not at all, never cut, since what a cut hides (a removal after
+ * thousands of spaces) is what would be approved. A longer one waits in the inbox, shown whole there.
+ */
+export const MAX_QUESTION_CHARS = 50_000;
 
 const DECISIONS: readonly ApprovalDecision[] = ['approve', 'approve_always', 'deny'];
 
@@ -59,9 +63,14 @@ export function elicitationRelay(context: RelayContext): ApprovalRelay | undefin
 
 async function ask(context: RelayContext, approval: ApprovalRecord, settled: AbortSignal): Promise<void> {
   const { server, extra, userId, approvals, log } = context;
+  const message = question(approval);
+  if (message.length > MAX_QUESTION_CHARS) {
+    log.info({ approval_id: approval.id, chars: message.length }, 'MCP elicitation not sent: the call is too long to show whole; the approval waits in the inbox');
+    return;
+  }
   try {
     const result = await server.server.request(
-      { method: 'elicitation/create', params: { message: question(approval), requestedSchema: REQUESTED_SCHEMA } },
+      { method: 'elicitation/create', params: { message, requestedSchema: REQUESTED_SCHEMA } },
       ElicitResultSchema,
       // The SDK's default gives up after a minute; the approval itself waits until it expires.
       { relatedRequestId: extra.requestId, signal: settled, timeout: Math.max(1000, approval.expiresAt.getTime() - Date.now()) },
@@ -76,9 +85,29 @@ async function ask(context: RelayContext, approval: ApprovalRecord, settled: Abo
   }
 }
 
+/**
+ * The call exactly as the inbox and the `mada` client show it (describeCall): controls drawn and
+ * invisible or reordering characters named, so that a path reordered by U+202E cannot pass for
+ * another. The reason can quote a path the model chose, so it is shown the same way.
+ */
 function question(approval: ApprovalRecord): string {
-  const args = approval.args.length <= MAX_ARGS_CHARS ? approval.args : `${approval.args.slice(0, MAX_ARGS_CHARS).toWellFormed()}…`;
-  return `A mada agent asks to call ${approval.tool}.\nWhy it asks: ${approval.reason}\nArguments: ${args}`;
+  const call = describeCall({ tool: approval.tool, args: storedArgs(approval.args) });
+  // A harmless first line can sit above a removal hundreds of blank lines down, out of the
+  // client's sight: a call of several lines says how many, before it starts.
+  const lines = call.split('\n').length;
+  const label = lines === 1 ? 'Call' : `Call (${lines} lines: read to the end before you answer)`;
+  return `A mada agent asks to call ${approval.tool}.\nWhy it asks: ${exactText(approval.reason)}\n${label}: ${call}`;
+}
+
+/** The arguments the approval stored (the service's own JSON of an object); anything else is shown as the text it is. */
+function storedArgs(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // below
+  }
+  return { arguments: text };
 }
 
 /**

@@ -8,6 +8,8 @@ export interface ResourceLimits {
   memoryMb: number;
   /** SANDBOX_MAX_PROCESSES: processes (and threads) in one sandbox. */
   maxProcesses: number;
+  /** SANDBOX_MAX_FILE_MB: the largest file a process may write (RLIMIT_FSIZE); absent: no limit. */
+  maxFileMb?: number;
 }
 
 /**
@@ -16,7 +18,9 @@ export interface ResourceLimits {
  */
 export function limitedCommand(prlimitPath: string, limits: ResourceLimits, command: readonly string[]): string[] {
   const bytes = limits.memoryMb * 1024 * 1024;
-  return [prlimitPath, `--as=${bytes}`, `--nproc=${limits.maxProcesses}`, '--', ...command];
+  // A write past the file size limit fails with EFBIG, and the writer gets SIGXFSZ (it dies unless it ignores that, as python does).
+  const fileSize = limits.maxFileMb === undefined ? [] : [`--fsize=${limits.maxFileMb * 1024 * 1024}`];
+  return [prlimitPath, `--as=${bytes}`, `--nproc=${limits.maxProcesses}`, ...fileSize, '--', ...command];
 }
 
 const V1_PIDS = '/sys/fs/cgroup/pids';

@@ -16,6 +16,7 @@ import { runScript, type RunResult } from './exec/run-script.js';
 import { formatRunOutput, runSucceeded } from './shell-output.js';
 import { errorMessage } from '../../util/error-message.js';
 import { putBack, type PutBack } from './put-back.js';
+import { diskGuard, type DiskGuard } from './disk-guard.js';
 import type { ProtectedSnapshot } from './protected-snapshot.js';
 
 export interface ShellParams {
@@ -104,6 +105,10 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   } catch (error) {
     return fail(refusalMessage(error), { refused: true });
   }
+  // bash_readonly writes nothing but its private /tmp, which memory bounds. Checked before anything
+  // is recorded or built: a refusal here leaves nothing to undo.
+  const disk: DiskGuard = tool === 'bash' ? await diskGuard(checked.script, context) : { note: () => undefined };
+  if (disk.refusal !== undefined) return fail(disk.refusal, { refused: true, below_disk_floor: true });
   const timeoutSeconds = Math.min(params.timeout, context.settings.toolTimeoutSeconds);
   // How long a first census or the command may wait for another service replica (census-coordinator.ts).
   const wait = { timeoutMs: timeoutSeconds * 1000, signal: context.signal };
@@ -155,6 +160,7 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
         prepare: async (command) => keptToScopes(await authorizeCommand(command, checked.context), context),
         locate,
         ...(launcher === undefined ? {} : { launcher }),
+        ...(disk.guard === undefined ? {} : { guard: disk.guard }),
         onSandboxRetry: (failure) => context.log?.warn({ programs: failure.programs }, 'bubblewrap failed to set up a sandbox before the command started; starting it again'),
       });
     } catch (error) {
@@ -169,13 +175,20 @@ export async function runShellTool(tool: ShellToolName, params: ShellParams, con
   const { restored, census, gitlinkReport } = done;
   if (result === undefined) return fail(`Command failed to run: ${errorMessage(runError)}`, { confined });
   if (result.sandboxFailure !== undefined) context.log?.warn({ programs: result.sandboxFailure.programs, attempts: result.sandboxFailure.attempts }, 'bubblewrap failed to set up a sandbox: the command did not run');
-  const output = formatRunOutput(result, { timeoutSeconds, maxOutputChars: MAX_OUTPUT_CHARS });
+  const stoppedByFloor = disk.note();
+  const output = formatRunOutput(result, {
+    timeoutSeconds,
+    maxOutputChars: MAX_OUTPUT_CHARS,
+    ...(confined ? { maxFileMb: context.settings.sandboxMaxFileMb } : {}),
+    ...(stoppedByFloor === undefined ? {} : { guardNote: stoppedByFloor }),
+  });
   const notes = [...(restored.length === 0 ? [] : [restoredNote(restored)]), ...censusNotes(census), ...gitlinkNotes(gitlinkReport)];
   const text = [output, ...notes].join('\n');
   const gitlinksUndone = gitlinkReport.removed.length > 0 || gitlinkReport.unreadable.length > 0;
   const metadata = {
     exit_code: result.exitCode,
     timed_out: result.stopped === 'timeout',
+    ...(stoppedByFloor === undefined ? {} : { below_disk_floor: true }),
     truncated: result.truncated,
     confined,
     cwd: checked.cwd,

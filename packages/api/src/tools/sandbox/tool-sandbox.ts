@@ -101,6 +101,6 @@ export interface ToolSandbox {
 export async function toolSandbox(context: SandboxContext, mode: SandboxMode, searchPath: string, cwd: string, options: SandboxOptions = {}): Promise<ToolSandbox> {
   const availability = await context.host.sandboxes.detect(context.settings);
   if (!isAvailable(availability)) return { availability };
-  const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses };
+  const limits = { memoryMb: context.settings.sandboxMemoryMb, maxProcesses: context.settings.sandboxMaxProcesses, maxFileMb: context.settings.sandboxMaxFileMb };
   return { availability, launcher: new SandboxLauncher(availability, await sandboxSpec(context, mode, searchPath, cwd, options), limits) };
 }

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { readRegularFile } from '../../util/regular-file.js';
+import { TimeSlice } from '../../util/time-slice.js';
 import { IgnoreRuleSet, readIgnoreLine, type IgnoreLine, type IgnoreVerdict } from './ignore-rules.js';
 
 /** The ignore files of one directory, by ripgrep's precedence (highest first). */
@@ -17,8 +17,6 @@ export interface DirectoryRules {
 /** Directories from a path's own directory up to `/`, deepest first. */
 export type RuleChain = readonly DirectoryRules[];
 
-/** The longest reading one ignore file keeps the event loop before letting other work run. */
-const SLICE_MS = 10;
 /** Far above any ignore file a project writes; a planted multi-gigabyte one is not read. */
 const MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -87,12 +85,9 @@ async function readRules(path: string, budget: RuleBudget): Promise<IgnoreRuleSe
   if (bytes === undefined) return rules;
   // Line by line, decoding each as it comes: decoding and splitting 16 MiB at once holds the loop
   // for a tenth of a second, and reading stops early at the limits anyway.
-  let sliceStart = performance.now();
+  const slice = new TimeSlice();
   for (let start = 0, lineNumber = 1; start < bytes.length; lineNumber++) {
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
-    }
+    if (slice.due()) await slice.pause();
     const newline = bytes.indexOf(0x0a, start);
     const end = newline === -1 ? bytes.length : newline;
     const line = readIgnoreLine(bytes.toString('utf8', start, end));

@@ -1,17 +1,10 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DEFAULT_IGNORED_DIRS } from './backend.js';
 import { childPath, isIgnored, loadDirectoryRules, loadParentRules, RuleBudget, ruleEntriesAmong, type RuleChain } from './ignore-files.js';
+import { TimeSlice } from '../../util/time-slice.js';
 
 const ignoredDirNames = new Set(DEFAULT_IGNORED_DIRS);
-
-/**
- * The longest the walk keeps the event loop before letting other work run: a directory of 100,000
- * files, or a hostile ignore file of as many rules, is judged in slices of about this many
- * milliseconds, so the service answers other requests meanwhile.
- */
-const SLICE_MS = 10;
 
 type EntryKind = 'file' | 'dir' | 'other';
 
@@ -41,12 +34,12 @@ async function visit(dir: string, parents: RuleChain, budget: RuleBudget, onFile
   // The listing says which ignore files there are: none is looked for in vain.
   const chain = [await loadDirectoryRules(dir, budget, ruleEntriesAmong(entries)), ...parents];
   const subdirectories: string[] = [];
-  let sliceStart = performance.now();
+  // A directory of 100,000 files is judged a slice at a time, so the service answers meanwhile.
+  const slice = new TimeSlice();
   for (const entry of entries) {
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToEventLoop();
+    if (slice.due()) {
+      await slice.pause();
       signal.throwIfAborted();
-      sliceStart = performance.now();
     }
     const { name } = entry;
     const path = childPath(dir, name);

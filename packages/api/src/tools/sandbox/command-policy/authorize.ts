@@ -1,4 +1,3 @@
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { hasOtherNames, type PathSandbox } from '../paths.js';
 import { ALWAYS_REFUSED, NETWORK_PROGRAMS, WRAPPERS, programsFor } from './allowlists.js';
 import { expandGlob } from './glob.js';
@@ -6,6 +5,7 @@ import { checkPathUse, isStandardStream, linkTargetsBelow } from './path-access.
 import { PROGRAM_CHECKS, type CheckedArgs } from './programs/index.js';
 import { refuse } from './refusal.js';
 import type { RedirectionSpec, ShellToolName, ShellWord, SimpleCommandSpec } from './plan.js';
+import { TimeSlice } from '../../../util/time-slice.js';
 
 export interface PolicyContext {
   tool: ShellToolName;
@@ -61,12 +61,6 @@ function resolveRedirection(redirection: RedirectionSpec, ctx: PolicyContext): R
   return { ...rest, path: checkPathUse({ path: target.value, access: redirection.kind }, ctx.cwd, ctx.sandbox) };
 }
 
-/**
- * Longest the path checks of one command keep the event loop. Each path costs a few file-system
- * calls, and 8 KiB of text holds 4,000 of them: checked in one go they held the service (and
- * `/health`) for over a second on a busy machine.
- */
-const SLICE_MS = 10;
 
 /**
  * Checks one simple command against the current file system: expands its globs, reads its
@@ -80,12 +74,11 @@ export async function authorizeCommand(spec: SimpleCommandSpec, ctx: PolicyConte
   const args = spec.args.flatMap((word) => expandGlob(word, ctx.cwd, ctx.sandbox));
   const checked = check(args, { tool: ctx.tool, cwd: ctx.cwd, locate: (name) => ctx.locate(name) });
   const reals: string[] = [];
-  let sliceStart = performance.now();
+  // Each path costs a few file-system calls, and 8 KiB of text holds 4,000 of them: checked in one
+  // go they held the service (and `/health`) for over a second on a busy machine.
+  const slice = new TimeSlice();
   for (const use of checked.paths) {
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
-    }
+    if (slice.due()) await slice.pause();
     reals.push(checkPathUse(use, ctx.cwd, ctx.sandbox));
   }
   const redirections = spec.redirections.map((r) => resolveRedirection(r, ctx));

@@ -1,6 +1,7 @@
 import { signalGroup, signalProcess, signalTree } from './process-group.js';
 
-export type StopReason = 'timeout' | 'abort' | 'flood';
+/** `guard`: the run's guard stopped it (RunOptions.guard: the disk floor). */
+export type StopReason = 'timeout' | 'abort' | 'flood' | 'guard';
 
 /** A bubblewrap started by the run: the sandbox's init once bubblewrap reported it, and whether bubblewrap is gone. */
 interface Sandbox {
@@ -65,6 +66,16 @@ export class ProcessGroups {
       else if (signalTree(init, 'SIGTERM') === 0) this.killSandbox(pid, init);
     }
     this.killTimer = setTimeout(() => this.killAll(), this.graceMs);
+  }
+
+  /**
+   * Stops at once, without SIGTERM's grace: a process that ignores SIGTERM would go on for the
+   * whole grace period doing what it was stopped for (filling the disk).
+   */
+  kill(reason: StopReason): void {
+    if (this.stopped) return;
+    this.reason = reason;
+    this.killAll();
   }
 
   /** Kills whatever is left in these groups (stragglers a finished command left behind). */

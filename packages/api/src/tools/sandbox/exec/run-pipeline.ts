@@ -47,6 +47,8 @@ export interface PipelineContext {
   /** How long to wait for output after the processes exited. */
   flushMs: number;
   onSandboxRetry(failure: SandboxStartError): void;
+  /** Told every command's exit status once its pipeline attempt has ended. */
+  onStatuses(statuses: readonly number[]): void;
 }
 
 type Stdio = StdioNull | StdioPipe | number;
@@ -126,6 +128,7 @@ export class PipelineRun {
       for (const fd of this.held.splice(0)) closeSync(fd);
     }
     const statuses = await Promise.all(started.map((s) => s.exit));
+    this.ctx.onStatuses(statuses);
     this.ctx.groups.killAll(started.flatMap((s) => (s.pid === undefined ? [] : [s.pid])));
     await Promise.race([Promise.all(started.map((s) => s.closed)), delay(this.ctx.flushMs)]);
     for (const s of started) for (const stream of s.streams) stream.destroy();

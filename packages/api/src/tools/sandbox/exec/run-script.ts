@@ -25,6 +25,11 @@ export interface RunOptions<C> {
   floodChars?: number;
   killGraceMs?: number;
   flushMs?: number;
+  /**
+   * Started with the commands and stopped after them: it calls `stop` to kill every process at once
+   * (the run then ends with `stopped: 'guard'`). The disk floor (disk-floor.ts) is one.
+   */
+  guard?: (stop: () => void) => () => void;
   /** Told when a command's sandbox failed before the command started and it is started again. */
   onSandboxRetry?: (failure: SandboxStartError) => void;
 }
@@ -36,6 +41,8 @@ export interface RunResult {
   /** Status of the last pipeline that ran (bash's `$?`); null when nothing ran. */
   exitCode: number | null;
   stopped: StopReason | undefined;
+  /** The exit status of every command that ran, in the order they ended pipeline by pipeline. */
+  statuses: number[];
   /** Set when a command was refused when its turn came (the commands before it did run). */
   refusal?: string;
   /** Set when bubblewrap could not set up a command's sandbox, even when tried again: nothing from there on ran. */
@@ -54,6 +61,7 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
   options.signal?.addEventListener('abort', onAbort);
   if (options.signal?.aborted === true) groups.stop('abort');
   const pipes = new PipeFactory(options.locate);
+  const statuses: number[] = [];
   const context = {
     pipes,
     cwd: options.cwd,
@@ -64,12 +72,14 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
     locate: options.locate,
     flushMs: options.flushMs ?? 1000,
     onSandboxRetry: options.onSandboxRetry ?? (() => {}),
+    onStatuses: (each: readonly number[]) => statuses.push(...each),
   };
   const runPipeline = async (commands: C[]): Promise<number> => {
     const invocations: Invocation[] = [];
     for (const command of commands) invocations.push(await options.prepare(command));
     return new PipelineRun(invocations, context).run();
   };
+  const unguard = options.guard?.(() => groups.kill('guard'));
   let exitCode: number | null = null;
   let refusal: string | undefined;
   let sandboxFailure: SandboxStartError | undefined;
@@ -87,6 +97,7 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
     else if (isPolicyError(error)) refusal = refusalMessage(error);
     else throw error;
   } finally {
+    unguard?.();
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     groups.dispose();
@@ -96,6 +107,7 @@ export async function runScript<C>(script: ScriptShape<C>, options: RunOptions<C
     output: collector.text,
     truncated: collector.truncated,
     exitCode,
+    statuses,
     stopped: groups.reason,
     ...(refusal === undefined ? {} : { refusal }),
     ...(sandboxFailure === undefined ? {} : { sandboxFailure }),

@@ -70,6 +70,12 @@ export const testSettings = (overrides: Partial<ToolSettings> = {}): ToolSetting
   sandboxNetwork: false,
   sandboxMemoryMb: 2048,
   sandboxMaxProcesses: 256,
+  sandboxMaxFileMb: 1024,
+  // A floor the host's disk keeps whatever else runs on it; disk-floor tests set their own.
+  sandboxMinFreeMb: 1,
+  sandboxMinFreePercent: 0,
+  sandboxMinFreeInodes: 0,
+  dataDir: tmpdir(),
   sandboxReadPaths: [],
   allowedPaths: [],
   workspacesDir: '',
