@@ -30,6 +30,8 @@ const HARMLESS: Record<string, string> = {
   // A worker thread's own connection, reused by the tasks it runs: not the service's module scope.
   'db/large-text-worker.ts sqlite': "the large text worker's read-only SQLite connection",
   'db/large-text-worker.ts postgres': "the large text worker's PostgreSQL client",
+  // One thread shared by every SQLite database's log checkpoints; each task names its file.
+  'db/wal-checkpoints.ts pool': 'the thread that checkpoints SQLite logs, started on first use',
   // Source text of the program a sandboxed revert runs in a process of its own, not this module's state.
   'checkpoints/restore-program.ts at': "a variable of the restore program's source",
 };

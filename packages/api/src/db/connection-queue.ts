@@ -39,7 +39,11 @@ export class ConnectionQueue {
   /** The transaction statements, each prepared once: parsing them anew cost as much as running them. */
   private readonly controls = new Map<Control, { run(): unknown }>();
 
-  constructor(private readonly connection: TransactionalConnection) {}
+  /** `committed` is called after each COMMIT that succeeded. */
+  constructor(
+    private readonly connection: TransactionalConnection,
+    private readonly committed: () => void = () => undefined,
+  ) {}
 
   private exec(control: Control): void {
     let statement = this.controls.get(control);
@@ -151,6 +155,7 @@ export class ConnectionQueue {
     try {
       this.exec('COMMIT');
       this.settleGroup(undefined);
+      this.committed();
     } catch (error) {
       this.rollBack();
       this.settleGroup(error);

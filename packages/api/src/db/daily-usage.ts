@@ -1,6 +1,6 @@
 import { and, eq, gte, sql } from 'drizzle-orm';
 import { startOfUtcDay } from '../util/utc-day.js';
-import type { Db, DialectAdapter } from './dialect.js';
+import { perAdapter, type Db, type DialectAdapter } from './dialect.js';
 
 type Tables = DialectAdapter['tables'];
 
@@ -11,6 +11,26 @@ export interface UsageOfModel {
   tokens: number;
 }
 
+/** A run's additions to the ledger, prepared once: every run adds to it when it starts and when it ends. */
+const additions = perAdapter((adapter) => {
+  const { userDailyUsage: u, userModelDailyUsage: m } = adapter.tables;
+  const p = (name: string) => sql.placeholder(name);
+  return {
+    user: adapter.prepared('daily_usage_add', (db) =>
+      db
+        .insert(u)
+        .values({ userId: p('userId'), day: p('day'), runs: p('runs'), tokens: p('tokens') })
+        .onConflictDoUpdate({ target: [u.userId, u.day], set: { runs: sql`${u.runs} + ${p('runs')}`, tokens: sql`${u.tokens} + ${p('tokens')}` } }),
+    ),
+    model: adapter.prepared('model_daily_usage_add', (db) =>
+      db
+        .insert(m)
+        .values({ userId: p('userId'), day: p('day'), model: p('model'), runs: p('runs'), tokens: p('tokens') })
+        .onConflictDoUpdate({ target: [m.userId, m.day, m.model], set: { runs: sql`${m.runs} + ${p('runs')}`, tokens: sql`${m.tokens} + ${p('tokens')}` } }),
+    ),
+  };
+});
+
 /**
  * The per-user, per-UTC-day ledger of runs created and tokens they used (`user_daily_usage`), and
  * the same per model (`user_model_daily_usage`) for runs that name one. The daily quotas and `/me`
@@ -18,19 +38,11 @@ export interface UsageOfModel {
  * retention, and what it cost must not go with it (a user who deleted a conversation would
  * otherwise get that day's runs and tokens back).
  */
-export async function addDailyUsage(tables: Tables, tx: Db, userId: string, createdAt: Date, model: string | null, used: { runs: number; tokens: number }): Promise<void> {
-  const day = startOfUtcDay(createdAt);
-  const u = tables.userDailyUsage;
-  await tx
-    .insert(u)
-    .values({ userId, day, runs: used.runs, tokens: used.tokens })
-    .onConflictDoUpdate({ target: [u.userId, u.day], set: { runs: sql`${u.runs} + ${used.runs}`, tokens: sql`${u.tokens} + ${used.tokens}` } });
-  if (model === null) return;
-  const m = tables.userModelDailyUsage;
-  await tx
-    .insert(m)
-    .values({ userId, day, model, runs: used.runs, tokens: used.tokens })
-    .onConflictDoUpdate({ target: [m.userId, m.day, m.model], set: { runs: sql`${m.runs} + ${used.runs}`, tokens: sql`${m.tokens} + ${used.tokens}` } });
+export async function addDailyUsage(adapter: DialectAdapter, tx: Db, userId: string, createdAt: Date, model: string | null, used: { runs: number; tokens: number }): Promise<void> {
+  const statements = additions(adapter);
+  const values = { userId, day: startOfUtcDay(createdAt), runs: used.runs, tokens: used.tokens };
+  await statements.user(tx, values);
+  if (model !== null) await statements.model(tx, { ...values, model });
 }
 
 /** The runs a user created since `since` (a UTC midnight), and the tokens those runs used. */

@@ -58,3 +58,16 @@ export interface DialectAdapter {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Statements built once per adapter, for functions that are handed the adapter rather than owning
+ * it (what a transaction of another repository calls, such as the audit log's append).
+ */
+export function perAdapter<S>(build: (adapter: DialectAdapter) => S): (adapter: DialectAdapter) => S {
+  const built = new WeakMap<DialectAdapter, S>();
+  return (adapter) => {
+    let statements = built.get(adapter);
+    if (statements === undefined) built.set(adapter, (statements = build(adapter)));
+    return statements;
+  };
+}

@@ -145,7 +145,7 @@ export class DrizzleRunRepository implements RunRepository {
       db.insert(r).values(set as typeof r.$inferInsert).onConflictDoNothing({ target: [r.userId, r.idempotencyKey] }).returning(),
     );
     const [created] = await insert(tx, withoutNulls(values));
-    if (created) await addDailyUsage(this.t, tx, input.userId, now, created.model, { runs: 1, tokens: 0 });
+    if (created) await addDailyUsage(this.adapter, tx, input.userId, now, created.model, { runs: 1, tokens: 0 });
     // Counted after the insert, this one included; throwing rolls the insert (and the turn's message) back.
     if (created && daily) await this.checkDaily(tx, input.userId, quota);
     if (created && mayQueue && created.status === 'queued' && (await this.queuedOf(tx, input.userId)) > options.maxQueued!) throw new QueuedRunLimitReached(options.maxQueued!);
@@ -187,11 +187,7 @@ export class DrizzleRunRepository implements RunRepository {
 
   /** The user's runs executing now, on any replica: running, or waiting for an approval. */
   private async executingOf(db: Db, userId: string): Promise<number> {
-    const r = this.t.runs;
-    const [executing] = await db
-      .select({ n: count() })
-      .from(r)
-      .where(and(eq(r.userId, userId), inArray(r.status, ['running', 'waiting_approval'])));
+    const [executing] = await this.statements.executingOf(db, { userId });
     return executing?.n ?? 0;
   }
 
@@ -343,7 +339,7 @@ export class DrizzleRunRepository implements RunRepository {
       if (!run) return undefined;
       const tokens = usage.input_tokens + usage.output_tokens;
       // Counted on the day the run was created, as its run was.
-      if (tokens > 0) await addDailyUsage(this.t, tx, run.userId, run.createdAt, run.model, { runs: 0, tokens });
+      if (tokens > 0) await addDailyUsage(this.adapter, tx, run.userId, run.createdAt, run.model, { runs: 0, tokens });
       const stored = await this.stored(tx, run, data, now);
       await endedNotice(notice, run, now);
       // Last: the append holds the audit lock until the commit.
@@ -580,6 +576,7 @@ function hotStatements(adapter: DialectAdapter): {
   takeSeqWhileActive: PreparedStatement<{ seq: number }[]>;
   endWhileActive: PreparedStatement<RunRecord[]>;
   insertEvent: PreparedStatement<unknown>;
+  executingOf: PreparedStatement<{ n: number }[]>;
 } {
   const { runs: r, runEvents: e } = adapter.tables;
   return {
@@ -619,6 +616,13 @@ function hotStatements(adapter: DialectAdapter): {
         })
         .where(and(eq(r.id, sql.placeholder('id')), inArray(r.status, [...ACTIVE_RUN_STATUSES])))
         .returning(),
+    ),
+    // Every run's creation under a concurrency limit counts the user's executing runs.
+    executingOf: adapter.prepared('runs_executing_of', (db) =>
+      db
+        .select({ n: count() })
+        .from(r)
+        .where(and(eq(r.userId, sql.placeholder('userId')), inArray(r.status, ['running', 'waiting_approval']))),
     ),
     insertEvent: adapter.prepared('run_event_insert', (db) =>
       db.insert(e).values({ runId: sql.placeholder('runId'), seq: sql.placeholder('seq'), data: sql.placeholder('data'), createdAt: sql.placeholder('createdAt') }),

@@ -8,6 +8,7 @@ import type { Logger as DrizzleLogger } from 'drizzle-orm/logger';
 import type { Db, DialectAdapter, PreparableQuery, PreparedStatement, Statement, Tables } from './dialect.js';
 import * as schema from './schema/sqlite.js';
 import { ConnectionQueue } from './connection-queue.js';
+import { OWN_CHECKPOINT_PAGES, WalCheckpoints } from './wal-checkpoints.js';
 
 const MIGRATIONS = fileURLToPath(new URL('../../migrations/sqlite', import.meta.url));
 
@@ -28,12 +29,22 @@ export class SqliteDialect implements DialectAdapter {
   private readonly queue: ConnectionQueue;
   private readonly statements = new Map<string, Database.Statement>();
 
+  /** Checkpoints of a database file's log, on a worker thread; none for an in-memory database. */
+  private readonly checkpoints: WalCheckpoints | undefined;
+
   private constructor(
     private readonly client: Database.Database,
+    path: string,
     private readonly logger?: DrizzleLogger,
   ) {
     this.db = drizzle({ client, ...(logger ? { logger } : {}) }) as unknown as Db;
-    this.queue = new ConnectionQueue(client);
+    if (path !== ':memory:') {
+      // The worker checkpoints: this connection only past OWN_CHECKPOINT_PAGES, or as SQLite does by default once the worker failed.
+      const ownCheckpoints = client.pragma('wal_autocheckpoint', { simple: true }) as number;
+      client.pragma(`wal_autocheckpoint = ${OWN_CHECKPOINT_PAGES}`);
+      this.checkpoints = new WalCheckpoints(path, () => client.pragma(`wal_autocheckpoint = ${ownCheckpoints}`));
+    }
+    this.queue = new ConnectionQueue(client, () => this.checkpoints?.committed());
   }
 
   static open(path: string, logger?: DrizzleLogger): SqliteDialect {
@@ -44,7 +55,7 @@ export class SqliteDialect implements DialectAdapter {
     client.pragma('foreign_keys = ON');
     client.pragma('busy_timeout = 5000');
     migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS });
-    return new SqliteDialect(client, logger);
+    return new SqliteDialect(client, path, logger);
   }
 
   run<T>(work: (db: Db) => Promise<T>): Promise<T> {
@@ -84,6 +95,8 @@ export class SqliteDialect implements DialectAdapter {
   }
 
   async close(): Promise<void> {
+    // A checkpoint's connection is closed before this one, which then, the last, checkpoints what is left.
+    await this.checkpoints?.close();
     // Jobs already queued finish first; closing under them would fail them half-way.
     await this.queue.run(async () => this.client.close());
   }
