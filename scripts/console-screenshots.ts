@@ -87,8 +87,15 @@ async function main(): Promise<void> {
     await desktop.goto(`${ADDRESS}/app/runs/${edit.id as string}`);
     await desktop.getByRole('article', { name: 'Changes to prices.py' }).waitFor({ timeout: 15_000 });
     // Rows are measured after they first render: wait for the last one.
-    await desktop.getByRole('region', { name: 'Events of the run' }).locator('p.small', { hasText: /^Done\.$/ }).waitFor();
-    await desktop.screenshot({ path: join(OUT, 'console-run-desktop.png'), fullPage: true });
+    const lastRow = desktop.getByRole('region', { name: 'Events of the run' }).locator('p.small', { hasText: /^Done\.$/ });
+    await lastRow.waitFor();
+    // A full-page capture resizes the page while it takes it, and the event list measures its rows
+    // again then: one capture in a few caught it half-way (one row, an empty box, no changes).
+    // The viewport takes the page's height first, and the capture waits for the list to settle.
+    await desktop.setViewportSize({ width: 1280, height: (await desktop.evaluate('document.documentElement.scrollHeight')) as number });
+    await lastRow.waitFor();
+    await desktop.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    await desktop.screenshot({ path: join(OUT, 'console-run-desktop.png') });
     process.stdout.write(`wrote ${OUT}/console-inbox-phone.png and console-run-desktop.png\n`);
   } finally {
     await browser?.close();
