@@ -48,11 +48,17 @@ export class HostResolver {
       timer.unref();
       const start = (): void => {
         this.inFlight += 1;
-        (this.options.lookup ?? (systemLookup as Lookup))(hostname, { all: true, verbatim: true }, (error, addresses) => {
+        const done = (error: unknown, addresses: LookupAddress[] = []): void => {
           this.inFlight -= 1;
           this.waiting.shift()?.();
-          settle(() => (error ? reject(error) : resolve(addresses)));
-        });
+          settle(() => (error ? reject(error instanceof Error ? error : new LookupError(String(error))) : resolve(addresses)));
+        };
+        try {
+          (this.options.lookup ?? (systemLookup as Lookup))(hostname, { all: true, verbatim: true }, done);
+        } catch (error) {
+          // A name Node refuses before asking (it throws rather than calls back) must not keep its turn.
+          done(error);
+        }
       };
       if (this.inFlight < this.maxInFlight) start();
       else if (this.waiting.length < MAX_WAITING) this.waiting.push(start);

@@ -46,3 +46,21 @@ describe('name lookups of webhook hosts', () => {
     await expect(checkWebhookUrl('https://receiver.hang/in', false, resolver)).rejects.toThrow('Webhook URL host does not resolve: receiver.hang');
   });
 });
+
+describe('a lookup that throws instead of calling back', () => {
+  it('gives its turn back', async () => {
+    let asked = 0;
+    const resolver = new HostResolver({
+      lookup: (hostname, _options, callback) => {
+        asked += 1;
+        if (hostname === 'bad') throw new TypeError('invalid hostname');
+        callback(null, [{ address: '93.184.216.34', family: 4 }]);
+      },
+      maxInFlight: 1,
+      waitMs: 5_000,
+    });
+    await expect(resolver.resolve('bad')).rejects.toThrow('invalid hostname');
+    await expect(resolver.resolve('good.example')).resolves.toHaveLength(1);
+    expect(asked).toBe(2);
+  });
+});
