@@ -3,6 +3,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { ElicitResultSchema, type ClientCapabilities, type ElicitResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { describeCall, exactText, type ApprovalDecision } from '@mada/protocol';
 import type { ApprovalRelay, ApprovalService } from '../../approvals/approval-service.js';
+import { toApprovalResponse } from '../../approvals/approval-response.js';
 import type { ApprovalRecord } from '../../db/approval-repository.js';
 import type { Log } from '../../util/log.js';
 
@@ -86,28 +87,18 @@ async function ask(context: RelayContext, approval: ApprovalRecord, settled: Abo
 }
 
 /**
- * The call exactly as the inbox and the `mada` client show it (describeCall): controls drawn and
- * invisible or reordering characters named, so that a path reordered by U+202E cannot pass for
- * another. The reason can quote a path the model chose, so it is shown the same way.
+ * The call exactly as the inbox and the `mada` client show it (describeCall of the same
+ * ApprovalResponse the routes send): controls drawn and invisible or reordering characters named,
+ * so that a path reordered by U+202E cannot pass for another. The reason can quote a path the
+ * model chose, so it is shown the same way.
  */
 function question(approval: ApprovalRecord): string {
-  const call = describeCall({ tool: approval.tool, args: storedArgs(approval.args) });
+  const call = describeCall(toApprovalResponse(approval));
   // A harmless first line can sit above a removal hundreds of blank lines down, out of the
   // client's sight: a call of several lines says how many, before it starts.
   const lines = call.split('\n').length;
   const label = lines === 1 ? 'Call' : `Call (${lines} lines: read to the end before you answer)`;
   return `A mada agent asks to call ${approval.tool}.\nWhy it asks: ${exactText(approval.reason)}\n${label}: ${call}`;
-}
-
-/** The arguments the approval stored (the service's own JSON of an object); anything else is shown as the text it is. */
-function storedArgs(text: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch {
-    // below
-  }
-  return { arguments: text };
 }
 
 /**
