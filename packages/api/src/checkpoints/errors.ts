@@ -1,4 +1,5 @@
 import { ConflictError } from '../errors.js';
+import { FLOOR_SETTINGS } from '../tools/sandbox/disk-floor.js';
 
 export class RunInProgressError extends ConflictError {
   constructor() {
@@ -64,7 +65,7 @@ export class SnapshotSandboxUnavailableError extends Error {
  */
 export class SnapshotBelowDiskFloorError extends Error {
   constructor(reason: string) {
-    super(`no room for it: ${reason} (SANDBOX_MIN_FREE_MB, SANDBOX_MIN_FREE_PERCENT, SANDBOX_MIN_FREE_INODES)`);
+    super(`no room for it: ${reason} (${FLOOR_SETTINGS})`);
     this.name = 'SnapshotBelowDiskFloorError';
   }
 }

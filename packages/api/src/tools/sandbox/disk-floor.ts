@@ -15,9 +15,12 @@ export interface WatchedPlace {
 
 const MIB = 1024 * 1024;
 
+/** The settings that make the floor, as a refusal names them. */
+export const FLOOR_SETTINGS = 'SANDBOX_MIN_FREE_MB, SANDBOX_MIN_FREE_PERCENT, SANDBOX_MIN_FREE_INODES';
+
 /** What a refusal or a stop at the floor tells the agent: the settings, and how to get room again. */
 export const floorAdvice = (reason: string): string =>
-  `${reason} (SANDBOX_MIN_FREE_MB, SANDBOX_MIN_FREE_PERCENT, SANDBOX_MIN_FREE_INODES); delete what is not needed (\`bash\` runs only rm until there is room again), or ask the operator to free space`;
+  `${reason} (${FLOOR_SETTINGS}); delete what is not needed (\`bash\` runs only rm until there is room again), or ask the operator to free space`;
 
 export const floorEnabled = (floor: FloorSettings): boolean => floor.sandboxMinFreeMb > 0 || floor.sandboxMinFreePercent > 0 || floor.sandboxMinFreeInodes > 0;
 
